@@ -1,0 +1,116 @@
+// The admin HTTP server: a tiny router (method + exact path) that features register routes on
+// (/metrics, /ready, /drain, /explain…). Bodies are size-limited; handler errors become 500 JSON.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "../log.js";
+
+export const ADMIN_MAX_BODY_BYTES = 1 << 20;
+
+export interface AdminRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingMessage["headers"];
+  /** The raw request body (empty for GET). */
+  body: Buffer;
+  /** Resolves when the client goes away before the reply (for long waits). */
+  closed: Promise<void>;
+}
+
+export interface AdminReply {
+  status: number;
+  headers?: Record<string, string>;
+  body: string | Buffer;
+}
+
+export type AdminHandler = (req: AdminRequest) => AdminReply | Promise<AdminReply>;
+
+export function json(status: number, value: unknown, headers: Record<string, string> = {}): AdminReply {
+  return { status, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(value) + "\n" };
+}
+
+export class AdminServer {
+  private readonly routes = new Map<string, AdminHandler>();
+  private readonly server: Server;
+
+  constructor(private readonly log: Logger) {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.keepAliveTimeout = 5000;
+  }
+
+  /** Registers a handler for METHOD + exact path (query string ignored for matching). */
+  route(method: string, path: string, handler: AdminHandler): void {
+    this.routes.set(`${method} ${path}`, handler);
+  }
+
+  async listen(hostPort: string): Promise<AddressInfo> {
+    const idx = hostPort.lastIndexOf(":");
+    const host = hostPort.slice(0, idx).replace(/^\[|\]$/g, "");
+    const port = Number(hostPort.slice(idx + 1));
+    await new Promise<void>((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(port, host, () => {
+        this.server.off("error", reject);
+        resolve();
+      });
+    });
+    return this.server.address() as AddressInfo;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeIdleConnections();
+    });
+  }
+
+  /** Ends open (e.g. long-polling) connections now. */
+  closeAllConnections(): void {
+    this.server.closeAllConnections();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://admin");
+    const method = req.method ?? "GET";
+    let handler = this.routes.get(`${method} ${url.pathname}`);
+    let reply: AdminReply;
+    try {
+      if (!handler) {
+        const allowed = [...this.routes.keys()].filter((k) => k.endsWith(` ${url.pathname}`)).map((k) => k.split(" ")[0]!);
+        reply = allowed.length
+          ? json(405, { error: `method ${method} not allowed on ${url.pathname}` }, { allow: allowed.join(", ") })
+          : json(404, { error: `no such endpoint: ${url.pathname}` });
+      } else {
+        const body = await readBody(req);
+        if (body === undefined) {
+          reply = json(413, { error: `request body larger than ${ADMIN_MAX_BODY_BYTES} bytes` });
+        } else {
+          const closed = new Promise<void>((resolve) => res.once("close", () => resolve()));
+          reply = await handler({ method, path: url.pathname, query: url.searchParams, headers: req.headers, body, closed });
+        }
+      }
+    } catch (err) {
+      this.log.error({ err, path: url.pathname }, "admin handler failed");
+      reply = json(500, { error: (err as Error).message });
+    }
+    handler = undefined;
+    if (res.destroyed) return;
+    res.writeHead(reply.status, reply.headers);
+    res.end(reply.body);
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooBig = false;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > ADMIN_MAX_BODY_BYTES) tooBig = true;
+      else chunks.push(chunk);
+    });
+    req.on("end", () => resolve(tooBig ? undefined : Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// The `meshext` executable: picks a subcommand and runs it; each subcommand lives in commands/.
+import { ConfigError } from "./config/flags.js";
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> }> }> = {
+  up: { summary: "Start the embedded control plane with the sample policies and a sidecar pointed at it.", load: () => import("./commands/up.js") },
+  sidecar: { summary: "Run the ext_proc policy service and drain controller next to an Envoy.", load: () => import("./commands/sidecar.js") },
+  run: { summary: "Run the sidecar and start Envoy as its child: meshext run [flags] -- envoy -c envoy.yaml", load: () => import("./commands/run.js") },
+  "control-plane": { summary: "Run the embedded control plane (Kuma REST API for policies and dataplanes).", load: () => import("./commands/control-plane.js") },
+  inject: { summary: "Add the sidecar containers to a Kubernetes workload, applying ContainerPatches.", load: () => import("./commands/inject.js") },
+};
+
+function usage(): string {
+  const lines = ["Usage: meshext <command> [flags]", "", "Commands:"];
+  for (const [name, c] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(14)} ${c.summary}`);
+  lines.push("", "Run `meshext <command> --help` for the flags of a command, with their defaults.");
+  return lines.join("\n") + "\n";
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(usage());
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`meshext: unknown command "${name}"\n\n${usage()}`);
+    return 2;
+  }
+  try {
+    return await (await command.load()).main(rest, process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`meshext ${name}: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`meshext: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,213 @@
+// Declarative command-line flags: one table per command gives each flag its type, default,
+// environment variable and help; resolve() merges defaults < config file < env < argv.
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { parseDurationMs } from "./duration.js";
+
+export type FlagType = "string" | "int" | "duration" | "bool" | "hostport" | "url" | "enum" | "path";
+
+export interface FlagSpec {
+  /** Key in the resolved config object (camelCase). */
+  key: string;
+  /** Flag name without dashes (kebab-case). */
+  flag: string;
+  type: FlagType;
+  /** Value used when no source sets it. Durations are in milliseconds. */
+  default: string | number | boolean;
+  help: string;
+  /** Allowed values, with type "enum". */
+  values?: readonly string[];
+  /** Lower bound for int and duration. */
+  min?: number;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+export type Resolved = Record<string, string | number | boolean>;
+
+/** MESHEXT_GRPC_LISTEN for grpc-listen. */
+export function envName(flag: string): string {
+  return "MESHEXT_" + flag.toUpperCase().replace(/-/g, "_");
+}
+
+function coerce(spec: FlagSpec, raw: unknown, source: string): string | number | boolean {
+  const where = `${source} --${spec.flag}`;
+  const text = typeof raw === "string" ? raw.trim() : raw;
+  switch (spec.type) {
+    case "bool": {
+      if (typeof text === "boolean") return text;
+      if (text === "true" || text === "1" || text === "") return true;
+      if (text === "false" || text === "0") return false;
+      throw new ConfigError(`${where}: expected true or false, got ${JSON.stringify(raw)}`);
+    }
+    case "int": {
+      const n = typeof text === "number" ? text : Number(text);
+      if (!Number.isInteger(n)) throw new ConfigError(`${where}: expected an integer, got ${JSON.stringify(raw)}`);
+      if (spec.min !== undefined && n < spec.min) throw new ConfigError(`${where}: must be at least ${spec.min}, got ${n}`);
+      return n;
+    }
+    case "duration": {
+      const ms = parseDurationMs(text);
+      if (ms === undefined) {
+        throw new ConfigError(`${where}: expected a duration such as 500ms, 5s or 2m (a bare number is milliseconds), got ${JSON.stringify(raw)}`);
+      }
+      if (spec.min !== undefined && ms < spec.min) throw new ConfigError(`${where}: must be at least ${spec.min}ms, got ${ms}ms`);
+      return ms;
+    }
+    case "hostport": {
+      if (typeof text !== "string") throw new ConfigError(`${where}: expected HOST:PORT, got ${JSON.stringify(raw)}`);
+      if (text === "") return "";
+      const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
+      if (!m || Number(m[2]) > 65535) {
+        throw new ConfigError(`${where}: expected HOST:PORT with a port from 0 to 65535, got ${JSON.stringify(raw)}`);
+      }
+      return text;
+    }
+    case "url": {
+      if (typeof text !== "string") throw new ConfigError(`${where}: expected a URL, got ${JSON.stringify(raw)}`);
+      if (text === "") return "";
+      let url: URL;
+      try {
+        url = new URL(text);
+      } catch {
+        throw new ConfigError(`${where}: expected an http:// or https:// URL, got ${JSON.stringify(raw)}`);
+      }
+      if (url.protocol !== "http:" && url.protocol !== "https:") {
+        throw new ConfigError(`${where}: expected an http:// or https:// URL, got ${JSON.stringify(raw)}`);
+      }
+      return text.replace(/\/+$/, "");
+    }
+    case "enum": {
+      if (typeof text !== "string" || !spec.values?.includes(text)) {
+        throw new ConfigError(`${where}: must be one of ${spec.values?.join(", ")}, got ${JSON.stringify(raw)}`);
+      }
+      return text;
+    }
+    case "string":
+    case "path": {
+      if (typeof text === "number" || typeof text === "boolean") return String(text);
+      if (typeof text !== "string") throw new ConfigError(`${where}: expected a string, got ${JSON.stringify(raw)}`);
+      return text;
+    }
+  }
+}
+
+function readConfigFile(path: string, specs: readonly FlagSpec[]): Map<FlagSpec, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(`--config: cannot read ${path}: ${(err as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text, { maxAliasCount: 0 });
+  } catch (err) {
+    throw new ConfigError(`--config: ${path} is not valid YAML or JSON: ${(err as Error).message}`);
+  }
+  if (doc === null || doc === undefined) return new Map();
+  if (typeof doc !== "object" || Array.isArray(doc)) {
+    throw new ConfigError(`--config: ${path} must be a mapping of flag names to values`);
+  }
+  const out = new Map<FlagSpec, unknown>();
+  for (const [name, value] of Object.entries(doc as Record<string, unknown>)) {
+    const spec = specs.find((s) => s.flag === name || s.key === name);
+    if (!spec || spec.key === "config") throw new ConfigError(`--config: ${path}: unknown setting "${name}"`);
+    out.set(spec, value);
+  }
+  return out;
+}
+
+export interface ParsedArgs {
+  values: Resolved;
+  /** Arguments after `--` (e.g. the Envoy command line for `meshext run`). */
+  rest: string[];
+  help: boolean;
+}
+
+/**
+ * Resolves every flag of a command: defaults, then the --config file, then MESHEXT_* env,
+ * then argv. Throws ConfigError naming the flag on the first bad value.
+ */
+export function resolveFlags(specs: readonly FlagSpec[], argv: readonly string[], env: NodeJS.ProcessEnv): ParsedArgs {
+  const fromArgv = new Map<FlagSpec, unknown>();
+  const rest: string[] = [];
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      rest.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg === "-h" || arg === "--help") {
+      help = true;
+      continue;
+    }
+    if (!arg.startsWith("--")) throw new ConfigError(`unexpected argument ${JSON.stringify(arg)} (flags start with --)`);
+    const eq = arg.indexOf("=");
+    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+    const negated = name.startsWith("no-") ? specs.find((s) => s.type === "bool" && s.flag === name.slice(3)) : undefined;
+    const spec = specs.find((s) => s.flag === name) ?? negated;
+    if (!spec) throw new ConfigError(`unknown flag --${name} (see --help)`);
+    if (negated) {
+      fromArgv.set(spec, false);
+    } else if (eq !== -1) {
+      fromArgv.set(spec, arg.slice(eq + 1));
+    } else if (spec.type === "bool") {
+      fromArgv.set(spec, true);
+    } else {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith("--")) throw new ConfigError(`--${spec.flag}: needs a value`);
+      fromArgv.set(spec, next);
+      i++;
+    }
+  }
+  const values: Resolved = {};
+  for (const spec of specs) values[spec.key] = spec.default;
+
+  const configSpec = specs.find((s) => s.key === "config");
+  const configPath =
+    (configSpec && (fromArgv.get(configSpec) as string | undefined)) ?? (configSpec ? env[envName(configSpec.flag)] : undefined);
+  if (configSpec && configPath) {
+    values.config = configPath;
+    for (const [spec, raw] of readConfigFile(configPath, specs)) values[spec.key] = coerce(spec, raw, `config file ${configPath}:`);
+  }
+  for (const spec of specs) {
+    const raw = env[envName(spec.flag)];
+    if (raw !== undefined && spec.key !== "config") values[spec.key] = coerce(spec, raw, `environment ${envName(spec.flag)}:`);
+  }
+  for (const [spec, raw] of fromArgv) {
+    if (spec.key !== "config") values[spec.key] = coerce(spec, raw, "flag");
+  }
+  return { values, rest, help };
+}
+
+function showDefault(spec: FlagSpec): string {
+  if (spec.type === "duration") return formatDurationMs(spec.default as number);
+  if (spec.default === "") return '""';
+  return String(spec.default);
+}
+
+export function formatDurationMs(ms: number): string {
+  if (ms % 3_600_000 === 0 && ms > 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0 && ms > 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0 && ms > 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+/** Help text: one line per flag with its env variable and default. */
+export function formatHelp(usage: string, summary: string, specs: readonly FlagSpec[]): string {
+  const lines = [`Usage: ${usage}`, "", summary, "", "Flags (each also settable as MESHEXT_<FLAG> or in the --config file):"];
+  for (const spec of specs) {
+    const kind = spec.type === "enum" ? spec.values!.join("|") : spec.type === "bool" ? "" : spec.type.toUpperCase();
+    lines.push(`  --${spec.flag}${kind ? " " + kind : ""}`);
+    lines.push(`      ${spec.help} [default: ${showDefault(spec)}] [env: ${envName(spec.flag)}]`);
+  }
+  lines.push("  -h, --help", "      Show this help.");
+  return lines.join("\n") + "\n";
+}
