@@ -1,0 +1,29 @@
+// `meshext sidecar`: parse flags, start the sidecar, log where it listens, stop on signals.
+import { formatHelp } from "../config/flags.js";
+import { loadSidecarConfig, SIDECAR_FLAGS } from "../config/sidecar.js";
+import { createLogger } from "../log.js";
+import { startSidecar } from "../sidecar.js";
+
+export const SIDECAR_USAGE = "meshext sidecar [flags]";
+export const SIDECAR_SUMMARY = "Runs the ext_proc policy service (gRPC) and the admin endpoints next to an Envoy.";
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { config, parsed } = loadSidecarConfig(argv, env);
+  if (parsed.help) {
+    process.stdout.write(formatHelp(SIDECAR_USAGE, SIDECAR_SUMMARY, SIDECAR_FLAGS));
+    return 0;
+  }
+  const log = createLogger(config.logLevel);
+  const sidecar = await startSidecar(config, log);
+  log.info({ grpc: sidecar.grpcAddress, admin: sidecar.adminAddress }, "listening");
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      log.info({ signal }, "stopping");
+      resolve();
+    };
+    process.once("SIGTERM", onSignal);
+    process.once("SIGINT", onSignal);
+  });
+  await sidecar.stop();
+  return 0;
+}

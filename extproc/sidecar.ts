@@ -1,0 +1,80 @@
+// Composition of the sidecar process: metrics registry, readiness, gRPC ext_proc + health server,
+// admin HTTP server, and the current Decider. No signal handling here (see commands/sidecar.ts).
+import { collectDefaultMetrics, Registry } from "prom-client";
+import { AdminServer } from "./admin/server.js";
+import { registerBasicRoutes } from "./admin/routes.js";
+import type { SidecarConfig } from "./config/sidecar.js";
+import { ALLOW_ALL, type Decider } from "./decision.js";
+import type { Logger } from "./log.js";
+import { Readiness } from "./readiness.js";
+import { HealthService } from "./transport/health.js";
+import { TransportMetrics } from "./transport/metrics.js";
+import { ExtProcServer } from "./transport/server.js";
+
+export interface Sidecar {
+  readonly config: SidecarConfig;
+  readonly log: Logger;
+  readonly registry: Registry;
+  readonly readiness: Readiness;
+  readonly health: HealthService;
+  readonly admin: AdminServer;
+  /** Bound gRPC address (host:port), after port 0 resolution. */
+  readonly grpcAddress: string;
+  /** Bound admin address (host:port). */
+  readonly adminAddress: string;
+  /** Swaps the Decider used by new streams (streams in flight keep theirs). */
+  setDecider(decider: Decider): void;
+  /** Closes the servers: gRPC waits up to graceMs for streams in flight. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export async function startSidecar(config: SidecarConfig, log: Logger): Promise<Sidecar> {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "meshext_" });
+  const readiness = new Readiness();
+  const health = new HealthService();
+  readiness.onChange((ready) => health.setServing(ready));
+  health.setServing(readiness.ready);
+
+  let decider: Decider = ALLOW_ALL;
+  const metrics = new TransportMetrics(registry);
+  const grpc = new ExtProcServer(
+    {
+      decider: () => decider,
+      settings: { messageTimeoutMs: config.messageTimeoutMs, maxMessageTimeoutMs: config.maxMessageTimeoutMs, explainHeader: config.explainHeader },
+      metrics,
+      log: log.child({ component: "extproc" }),
+    },
+    health,
+  );
+  const admin = new AdminServer(log.child({ component: "admin" }));
+  registerBasicRoutes(admin, registry, readiness);
+
+  const grpcAddress = await grpc.bind(config.grpcListen);
+  if (config.grpcSocket) await grpc.bind(`unix:${config.grpcSocket}`);
+  const adminInfo = await admin.listen(config.adminListen);
+  const adminHost = adminInfo.family === "IPv6" ? `[${adminInfo.address}]` : adminInfo.address;
+  const adminAddress = `${adminHost}:${adminInfo.port}`;
+
+  let stopped: Promise<void> | undefined;
+  return {
+    config,
+    log,
+    registry,
+    readiness,
+    health,
+    admin,
+    grpcAddress,
+    adminAddress,
+    setDecider(next) {
+      decider = next;
+    },
+    stop(graceMs = 5000) {
+      stopped ??= (async () => {
+        health.closeWatchers();
+        await Promise.all([grpc.shutdown(graceMs), admin.close()]);
+      })();
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,125 @@
+// PURE: ProcessingRequest → RequestFacts, and Decision → ProcessingResponse messages. The only
+// place that knows how a decision looks on Envoy's wire (immediate_response, mutations, mode_override).
+import type { Direction, RequestFacts, RespondDecision, HeaderEdits } from "../decision.js";
+import type { HttpHeaders, ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
+import { CommonResponse_ResponseStatus } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
+import { ProcessingMode_BodySendMode, ProcessingMode_HeaderSendMode } from "../gen/envoy/extensions/filters/http/ext_proc/v3/processing_mode.js";
+import { headerMapToMap, isEmptyEdits, toHeaderMutation } from "./headers.js";
+
+/** The attribute namespace Envoy uses for ext_proc attributes (the filter's canonical name). */
+export const ATTRIBUTES_NAMESPACE = "envoy.filters.http.ext_proc";
+export const PEER_URI_SAN_ATTRIBUTE = "connection.uri_san_peer_certificate";
+
+/** gRPC status codes for local replies to gRPC clients, by HTTP status. */
+const GRPC_STATUS_FOR_HTTP: Record<number, number> = { 400: 3, 401: 16, 403: 7, 404: 12, 429: 8, 503: 14, 504: 4 };
+
+function attributeStrings(value: unknown): string[] {
+  if (typeof value === "string") return value.split(",").map((s) => s.trim()).filter(Boolean);
+  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === "string");
+  return [];
+}
+
+export function requestFacts(
+  headers: HttpHeaders,
+  attributes: Record<string, Record<string, unknown> | undefined>,
+  direction: Direction,
+): RequestFacts {
+  const map = headerMapToMap(headers.headers);
+  const own = attributes[ATTRIBUTES_NAMESPACE] ?? {};
+  return {
+    direction,
+    method: (map.get(":method") ?? "GET").toUpperCase(),
+    path: map.get(":path") ?? "/",
+    authority: map.get(":authority") ?? map.get("host") ?? "",
+    scheme: map.get(":scheme") ?? "http",
+    headers: map,
+    peerUriSans: attributeStrings(own[PEER_URI_SAN_ATTRIBUTE]),
+    requestId: map.get("x-request-id"),
+  };
+}
+
+/** Continue, with optional request-header edits; asks Envoy to skip the response phase when it is not needed. */
+export function continueRequestHeaders(edits: HeaderEdits | undefined, skipResponsePhase: boolean): ProcessingResponse {
+  return {
+    response: {
+      $case: "requestHeaders",
+      requestHeaders: {
+        response: {
+          status: CommonResponse_ResponseStatus.CONTINUE,
+          headerMutation: isEmptyEdits(edits) ? undefined : toHeaderMutation(edits!),
+          bodyMutation: undefined,
+          trailers: undefined,
+          clearRouteCache: false,
+        },
+      },
+    },
+    modeOverride: skipResponsePhase
+      ? {
+          requestHeaderMode: ProcessingMode_HeaderSendMode.DEFAULT,
+          responseHeaderMode: ProcessingMode_HeaderSendMode.SKIP,
+          requestBodyMode: ProcessingMode_BodySendMode.NONE,
+          responseBodyMode: ProcessingMode_BodySendMode.NONE,
+          requestTrailerMode: ProcessingMode_HeaderSendMode.DEFAULT,
+          responseTrailerMode: ProcessingMode_HeaderSendMode.DEFAULT,
+        }
+      : undefined,
+  };
+}
+
+export function continueResponseHeaders(edits: HeaderEdits | undefined): ProcessingResponse {
+  return {
+    response: {
+      $case: "responseHeaders",
+      responseHeaders: {
+        response: {
+          status: CommonResponse_ResponseStatus.CONTINUE,
+          headerMutation: isEmptyEdits(edits) ? undefined : toHeaderMutation(edits!),
+          bodyMutation: undefined,
+          trailers: undefined,
+          clearRouteCache: false,
+        },
+      },
+    },
+  };
+}
+
+/** The pass-through reply of the matching kind for body and trailer phases. */
+export function passThrough(phase: "requestBody" | "responseBody" | "requestTrailers" | "responseTrailers"): ProcessingResponse {
+  if (phase === "requestBody") return { response: { $case: "requestBody", requestBody: {} } };
+  if (phase === "responseBody") return { response: { $case: "responseBody", responseBody: {} } };
+  if (phase === "requestTrailers") return { response: { $case: "requestTrailers", requestTrailers: {} } };
+  return { response: { $case: "responseTrailers", responseTrailers: {} } };
+}
+
+/** A local reply (deny, abort, rate limit). gRPC clients get a matching grpc-status. */
+export function immediateResponse(decision: RespondDecision, isGrpcRequest: boolean, explainHeader: boolean): ProcessingResponse {
+  const headers: HeaderEdits = { set: [...decision.headers], add: [], remove: [] };
+  if (explainHeader) headers.set.push(["x-meshext-decision", explainValue(decision)]);
+  const grpc = isGrpcRequest ? (GRPC_STATUS_FOR_HTTP[decision.status] ?? 2) : undefined;
+  return {
+    response: {
+      $case: "immediateResponse",
+      immediateResponse: {
+        status: { code: decision.status },
+        headers: isEmptyEdits(headers) ? undefined : toHeaderMutation(headers),
+        body: Buffer.from(decision.body, "utf8"),
+        grpcStatus: grpc === undefined ? undefined : { status: grpc },
+        details: `meshext_${decision.explain.action}`.replace(/[^A-Za-z0-9_-]/g, "_"),
+      },
+    },
+  };
+}
+
+/** `<action>; kind=<kind>; policy=<name>; rule=<rule>`: what the explain header carries. */
+export function explainValue(decision: RespondDecision): string {
+  const e = decision.explain;
+  const parts = [e.action, `kind=${e.kind}`];
+  if (e.policy) parts.push(`policy=${e.policy}`);
+  if (e.rule) parts.push(`rule=${e.rule}`);
+  return parts.join("; ").replace(/[^\x20-\x7e]/g, "?");
+}
+
+/** Ask Envoy to extend the running message timer (needs max_message_timeout in the Envoy config). */
+export function overrideMessageTimeout(timeoutMs: number): ProcessingResponse {
+  return { overrideMessageTimeout: { seconds: Math.floor(timeoutMs / 1000), nanos: (timeoutMs % 1000) * 1_000_000 } };
+}

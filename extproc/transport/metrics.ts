@@ -1,0 +1,35 @@
+// Prometheus metrics of the ext_proc transport and its decisions, on a Registry passed in.
+import { Counter, Histogram, type Registry } from "prom-client";
+
+export class TransportMetrics {
+  readonly streamsOpened: Counter;
+  readonly streamsEnded: Counter;
+  readonly streamsCancelled: Counter;
+  readonly streamsFailed: Counter<"reason">;
+  readonly messagesReceived: Counter<"phase">;
+  readonly replies: Counter<"kind">;
+  readonly immediateResponses: Counter<"status">;
+  readonly phaseDuration: Histogram<"phase">;
+  readonly decisions: Counter<"kind" | "action">;
+  readonly delaysCapped: Counter;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.streamsOpened = new Counter({ name: "meshext_extproc_streams_opened_total", help: "ext_proc streams opened by Envoy (one per HTTP request).", registers });
+    this.streamsEnded = new Counter({ name: "meshext_extproc_streams_ended_total", help: "ext_proc streams finished with status OK.", registers });
+    this.streamsCancelled = new Counter({ name: "meshext_extproc_streams_cancelled_total", help: "ext_proc streams reset by Envoy (its default close after the last reply; a normal end).", registers });
+    this.streamsFailed = new Counter({ name: "meshext_extproc_streams_failed_total", help: "ext_proc streams ended with an error status, by reason.", labelNames: ["reason"], registers });
+    this.messagesReceived = new Counter({ name: "meshext_extproc_messages_received_total", help: "ProcessingRequest messages received, by phase.", labelNames: ["phase"], registers });
+    this.replies = new Counter({ name: "meshext_extproc_replies_total", help: "ProcessingResponse messages sent, by kind.", labelNames: ["kind"], registers });
+    this.immediateResponses = new Counter({ name: "meshext_extproc_immediate_responses_total", help: "Local replies sent through immediate_response, by HTTP status.", labelNames: ["status"], registers });
+    this.phaseDuration = new Histogram({
+      name: "meshext_extproc_phase_duration_seconds",
+      help: "Time from receiving a ProcessingRequest to sending its reply (excluding injected fault delays), by phase.",
+      labelNames: ["phase"],
+      buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2],
+      registers,
+    });
+    this.decisions = new Counter({ name: "meshext_decisions_total", help: "Policy decisions, by deciding policy kind and action.", labelNames: ["kind", "action"], registers });
+    this.delaysCapped = new Counter({ name: "meshext_fault_delays_capped_total", help: "Fault delays shortened to fit Envoy's message_timeout / max_message_timeout.", registers });
+  }
+}

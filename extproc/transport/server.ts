@@ -1,0 +1,53 @@
+// The gRPC server: ExternalProcessor and Health on one grpc-js Server, bound to TCP and/or a
+// Unix socket; graceful shutdown lets in-flight streams finish.
+import { Server, ServerCredentials, type ServerDuplexStream } from "@grpc/grpc-js";
+import { ExternalProcessorService, type ProcessingRequest, type ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
+import { HealthService as HealthServiceDefinition } from "../gen/health/v1/health.js";
+import type { HealthService } from "./health.js";
+import { handleProcessStream, type StreamDeps } from "./stream.js";
+
+/** Envoy request headers can reach 8 MiB (max_request_headers_kb); buffered bodies more. */
+export const MAX_RECEIVE_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+export class ExtProcServer {
+  private readonly server: Server;
+
+  constructor(deps: StreamDeps, health: HealthService) {
+    this.server = new Server({
+      "grpc.max_receive_message_length": MAX_RECEIVE_MESSAGE_BYTES,
+      // Envoy keeps one long-lived HTTP/2 connection per worker: allow its keepalive pings.
+      "grpc.keepalive_permit_without_calls": 1,
+      "grpc-node.max_session_memory": 64,
+    });
+    this.server.addService(ExternalProcessorService, {
+      process: (call: ServerDuplexStream<ProcessingRequest, ProcessingResponse>) => handleProcessStream(deps, call),
+    });
+    this.server.addService(HealthServiceDefinition, health.implementation());
+  }
+
+  /** Binds "host:port" (port 0 picks one) or "unix:/path"; returns the bound address. */
+  bind(address: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.server.bindAsync(address, ServerCredentials.createInsecure(), (err, port) => {
+        if (err) return reject(err);
+        if (address.startsWith("unix:")) return resolve(address);
+        const host = address.slice(0, address.lastIndexOf(":"));
+        return resolve(`${host}:${port}`);
+      });
+    });
+  }
+
+  /** Stops accepting streams and waits up to graceMs for open ones, then forces. */
+  async shutdown(graceMs: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, graceMs);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}
