@@ -1,0 +1,15 @@
+// The contract every policy source (directory, control plane) implements: fetch or watch policies and hand
+// complete, validated sets to `apply`. Sources never evaluate requests and never throw at callers.
+import type { Policy } from "../policy/types.js";
+
+/** Receives the whole current policy set of a source; `origin` names the source for logs (e.g. "dir:/etc/p"). */
+export type ApplyPolicies = (policies: Policy[], origin: string) => void;
+
+export interface PolicySource {
+  /** Starts loading; resolves after the first load attempt (successful or not). */
+  start(): Promise<void>;
+  /** Stops watching/polling; idempotent. */
+  stop(): Promise<void>;
+  /** True once a policy set has been applied at least once. */
+  readonly loaded: boolean;
+}

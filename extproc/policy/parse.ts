@@ -1,0 +1,104 @@
+// Text (YAML or JSON, several documents per file) → validated policies plus per-document rejections.
+// Never throws: every problem becomes a rejection with violations. Stable API used by the policy sources.
+import { parseAllDocuments } from "yaml";
+import { isObj } from "./issues.js";
+import { validatePolicyObject } from "./normalize.js";
+import type { Policy, Violation } from "./types.js";
+
+export { validatePolicyObject };
+export type { Policy, Violation };
+
+/** Limits that keep a hostile file from exhausting memory (billion-laughs aliases, huge inputs). */
+export const PARSE_LIMITS = { maxAliasCount: 100, maxTextBytes: 16 << 20, maxDocuments: 50_000 } as const;
+
+export interface Rejected {
+  source?: string;
+  index: number;
+  kind?: string;
+  name?: string;
+  violations: Violation[];
+}
+
+export interface ParseResult {
+  policies: Policy[];
+  rejected: Rejected[];
+}
+
+/** One candidate object read from the text, or the reason the text around it could not be read. */
+export interface RawDocument {
+  index: number;
+  value?: unknown;
+  violations?: Violation[];
+}
+
+/**
+ * Reads every document of a YAML/JSON text. A top-level list, or a REST list body `{items: [...]}`, is expanded
+ * into its elements. Empty documents are skipped.
+ */
+export function parseDocuments(text: string): RawDocument[] {
+  if (text.length > PARSE_LIMITS.maxTextBytes) {
+    return [{ index: 0, violations: [{ field: "document", message: `text larger than ${PARSE_LIMITS.maxTextBytes} bytes` }] }];
+  }
+  const out: RawDocument[] = [];
+  let docs;
+  try {
+    docs = parseAllDocuments(text, { uniqueKeys: true, prettyErrors: false });
+  } catch (err) {
+    return [{ index: 0, violations: [{ field: "document", message: `cannot parse: ${(err as Error).message}` }] }];
+  }
+  for (const doc of docs) {
+    if (out.length >= PARSE_LIMITS.maxDocuments) break;
+    if (doc.errors.length > 0) {
+      out.push({ index: out.length, violations: doc.errors.map((e) => ({ field: "document", message: `invalid YAML: ${e.message}` })) });
+      continue;
+    }
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: PARSE_LIMITS.maxAliasCount });
+    } catch (err) {
+      out.push({ index: out.length, violations: [{ field: "document", message: `invalid YAML: ${(err as Error).message}` }] });
+      continue;
+    }
+    for (const v of expand(value)) out.push({ index: out.length, value: v });
+  }
+  return out;
+}
+
+function expand(value: unknown): unknown[] {
+  if (value === null || value === undefined) return [];
+  if (Array.isArray(value)) return value;
+  if (isObj(value) && Array.isArray(value.items) && value.type === undefined && value.kind === undefined) return value.items;
+  return [value];
+}
+
+/** Parses and validates every policy in `text`; the good ones load even when others are rejected. */
+export function parsePolicyText(text: string, source?: string): ParseResult {
+  const result: ParseResult = { policies: [], rejected: [] };
+  for (const doc of parseDocuments(text)) {
+    if (doc.violations) {
+      result.rejected.push(withSource({ index: doc.index, violations: doc.violations }, source));
+      continue;
+    }
+    const { policy, violations } = validatePolicyObject(doc.value);
+    if (policy) {
+      if (source !== undefined) policy.source = source;
+      result.policies.push(policy);
+    } else {
+      result.rejected.push(withSource({ index: doc.index, ...identify(doc.value), violations }, source));
+    }
+  }
+  return result;
+}
+
+/** Best-effort kind and name of a document that failed validation, for logs. */
+export function identify(value: unknown): { kind?: string; name?: string } {
+  if (!isObj(value)) return {};
+  const meta = isObj(value.metadata) ? value.metadata : {};
+  const kind = typeof value.type === "string" ? value.type : typeof value.kind === "string" ? value.kind : undefined;
+  const name = typeof value.name === "string" ? value.name : typeof meta.name === "string" ? meta.name : undefined;
+  return { ...(kind ? { kind } : {}), ...(name ? { name } : {}) };
+}
+
+function withSource(r: Rejected, source?: string): Rejected {
+  return source === undefined ? r : { source, ...r };
+}

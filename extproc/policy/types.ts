@@ -1,0 +1,100 @@
+// Policy model shared by the pure policy engine: normalized Kuma targetRef policies, violations, tags.
+// Pure types only; nothing here may import node:*, @grpc/* or the transport.
+
+export const POLICY_TYPES = ["MeshTrafficPermission", "MeshFaultInjection", "MeshRateLimit", "MeshHTTPRoute"] as const;
+export type PolicyType = (typeof POLICY_TYPES)[number];
+
+export const TARGET_REF_KINDS = ["Mesh", "MeshSubset", "MeshGateway", "MeshService", "MeshServiceSubset", "MeshHTTPRoute"] as const;
+export type TargetRefKind = (typeof TARGET_REF_KINDS)[number];
+
+export type ProxyType = "Sidecar" | "Gateway";
+
+/** One problem with an input document: a dotted/indexed field path and a message. */
+export interface Violation {
+  field: string;
+  message: string;
+}
+
+export interface TargetRef {
+  kind: TargetRefKind;
+  name?: string;
+  tags?: Record<string, string>;
+  proxyTypes?: ProxyType[];
+}
+
+/** A `from[]` / `to[]` item: a targetRef and the conf (`default`) it contributes. */
+export interface DirectionalItem {
+  targetRef: TargetRef;
+  default?: Record<string, unknown>;
+}
+
+/** MeshHTTPRoute `to[]` item: rules instead of a single default. */
+export interface RouteToItem {
+  targetRef: TargetRef;
+  hostnames?: string[];
+  rules: RouteRule[];
+}
+
+export interface RouteRule {
+  matches: RouteMatch[];
+  default: { filters?: RouteFilter[]; backendRefs?: unknown[] };
+}
+
+export interface RouteMatch {
+  path?: { type: "Exact" | "PathPrefix" | "RegularExpression"; value: string };
+  method?: string;
+  headers?: Array<{ type?: "Exact" | "Present" | "RegularExpression" | "Absent" | "Prefix"; name: string; value?: string }>;
+  queryParams?: Array<{ type: "Exact" | "RegularExpression"; name: string; value: string }>;
+}
+
+export interface HeaderModifier {
+  set?: Array<{ name: string; value: string }>;
+  add?: Array<{ name: string; value: string }>;
+  remove?: string[];
+}
+
+export interface RouteFilter {
+  type: "RequestHeaderModifier" | "ResponseHeaderModifier" | "RequestRedirect" | "URLRewrite" | "RequestMirror";
+  requestHeaderModifier?: HeaderModifier;
+  responseHeaderModifier?: HeaderModifier;
+  [other: string]: unknown;
+}
+
+export interface PolicySpec {
+  targetRef: TargetRef;
+  from?: DirectionalItem[];
+  to?: Array<DirectionalItem | RouteToItem>;
+}
+
+export type Origin = "global" | "zone";
+
+/** A validated policy in one normalized shape, whatever form (universal or CRD) it came in. */
+export interface Policy {
+  type: PolicyType;
+  mesh: string;
+  name: string;
+  /** CRD form only. */
+  namespace?: string;
+  labels: Record<string, string>;
+  spec: PolicySpec;
+  /** From label `kuma.io/origin` when it is `global` or `zone`. */
+  origin?: Origin;
+  /** `kuma.io/display-name` label if present, else name: the precedence tie-break key. */
+  displayName: string;
+  /** Where it was read from (file path, URL), for logs. */
+  source?: string;
+}
+
+/** A tag in a subset: key = value, or key ≠ value when `not`. */
+export interface Tag {
+  key: string;
+  value: string;
+  not: boolean;
+}
+
+/** A client's (or inbound's) tags; clients may carry several values per key. */
+export type TagSet = ReadonlyMap<string, ReadonlySet<string>>;
+
+export function policyKey(p: Pick<Policy, "type" | "mesh" | "name">): string {
+  return `${p.type}/${p.mesh}/${p.name}`;
+}

@@ -1,0 +1,108 @@
+// Validates MeshHTTPRoute `to[].rules` (matches and filters), reference §4.4.
+import { at, Issues } from "./issues.js";
+import { validateHeaderList } from "./validate-confs.js";
+
+const PATH_TYPES = ["Exact", "PathPrefix", "RegularExpression"] as const;
+const METHODS = ["CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"] as const;
+const HEADER_MATCH_TYPES = ["Exact", "Present", "RegularExpression", "Absent", "Prefix"] as const;
+const QUERY_MATCH_TYPES = ["Exact", "RegularExpression"] as const;
+const FILTER_TYPES = ["RequestHeaderModifier", "ResponseHeaderModifier", "RequestRedirect", "URLRewrite", "RequestMirror"] as const;
+
+export function validateRouteRules(v: unknown, path: string, issues: Issues): void {
+  const rules = issues.arr(v, path, true, 1);
+  rules?.forEach((raw, i) => {
+    const rp = at(path, i);
+    const rule = issues.obj(raw, rp);
+    if (!rule) return;
+    const matches = issues.arr(rule.matches, at(rp, "matches"), true, 1);
+    matches?.forEach((m, j) => validateMatch(m, at(at(rp, "matches"), j), issues));
+    const conf = issues.obj(rule.default, at(rp, "default"));
+    if (!conf) return;
+    const filters = issues.arr(conf.filters, at(at(rp, "default"), "filters"), false);
+    filters?.forEach((f, j) => validateFilter(f, at(at(at(rp, "default"), "filters"), j), issues));
+    issues.arr(conf.backendRefs, at(at(rp, "default"), "backendRefs"), false);
+  });
+}
+
+function validateMatch(v: unknown, path: string, issues: Issues): void {
+  const m = issues.obj(v, path);
+  if (!m) return;
+  const p = issues.obj(m.path, at(path, "path"), false);
+  if (p) {
+    const type = issues.oneOf(p.type, at(at(path, "path"), "type"), PATH_TYPES);
+    const value = issues.str(p.value, at(at(path, "path"), "value"));
+    if (type && value !== undefined) validatePathValue(type, value, at(at(path, "path"), "value"), issues);
+  }
+  issues.oneOf(m.method, at(path, "method"), METHODS, false);
+  issues.arr(m.headers, at(path, "headers"), false)?.forEach((raw, i) => {
+    const hp = at(at(path, "headers"), i);
+    const h = issues.obj(raw, hp);
+    if (!h) return;
+    const type = issues.oneOf(h.type ?? "Exact", at(hp, "type"), HEADER_MATCH_TYPES);
+    const name = issues.str(h.name, at(hp, "name"));
+    if (name && name !== name.toLowerCase()) issues.add(at(hp, "name"), "must be lower case");
+    if (type !== "Present" && type !== "Absent") {
+      const value = issues.str(h.value, at(hp, "value"), false);
+      if (value === undefined) issues.add(at(hp, "value"), `must be defined for type ${type}`);
+      else if (type === "RegularExpression") validateRegex(value, at(hp, "value"), issues);
+    }
+  });
+  issues.arr(m.queryParams, at(path, "queryParams"), false)?.forEach((raw, i) => {
+    const qp = at(at(path, "queryParams"), i);
+    const q = issues.obj(raw, qp);
+    if (!q) return;
+    const type = issues.oneOf(q.type, at(qp, "type"), QUERY_MATCH_TYPES);
+    issues.str(q.name, at(qp, "name"));
+    const value = issues.str(q.value, at(qp, "value"));
+    if (type === "RegularExpression" && value !== undefined) validateRegex(value, at(qp, "value"), issues);
+  });
+}
+
+function validatePathValue(type: (typeof PATH_TYPES)[number], value: string, path: string, issues: Issues): void {
+  if (type === "RegularExpression") {
+    validateRegex(value, path, issues);
+    return;
+  }
+  if (!value.startsWith("/")) issues.add(path, "must be an absolute path");
+  else if (type === "PathPrefix" && value.length > 1 && value.endsWith("/")) issues.add(path, "does not need a trailing slash because only a `/`-separated prefix or an entire path is matched");
+}
+
+function validateRegex(value: string, path: string, issues: Issues): void {
+  try {
+    new RegExp(value);
+  } catch {
+    issues.add(path, "must be a valid regular expression");
+  }
+}
+
+function validateFilter(v: unknown, path: string, issues: Issues): void {
+  const f = issues.obj(v, path);
+  if (!f) return;
+  const type = issues.oneOf(f.type, at(path, "type"), FILTER_TYPES);
+  if (!type) return;
+  const key = type[0]!.toLowerCase() + type.slice(1);
+  const field = type === "URLRewrite" ? "urlRewrite" : key;
+  const body = issues.obj(f[field], at(path, field));
+  if (!body || (type !== "RequestHeaderModifier" && type !== "ResponseHeaderModifier")) return;
+  validateHeaderModifier(body, at(path, field), issues);
+}
+
+function validateHeaderModifier(m: Record<string, unknown>, path: string, issues: Issues): void {
+  if (m.set === undefined && m.add === undefined && m.remove === undefined) {
+    issues.add(path, "must have at least one defined: set, add, remove");
+  }
+  const seen = new Set<string>();
+  const note = (name: unknown, field: string): void => {
+    if (typeof name !== "string") return;
+    const lower = name.toLowerCase();
+    if (seen.has(lower)) issues.add(field, `duplicate header name ${name} across set, add and remove`);
+    seen.add(lower);
+  };
+  validateHeaderList(m.set, at(path, "set"), issues).forEach((h, i) => note(h?.name, at(at(path, "set"), i)));
+  validateHeaderList(m.add, at(path, "add"), issues).forEach((h, i) => note(h?.name, at(at(path, "add"), i)));
+  const remove = issues.arr(m.remove, at(path, "remove"), false);
+  if (remove && remove.length > 16) issues.add(at(path, "remove"), "must have at most 16 elements");
+  remove?.forEach((n, i) => {
+    if (issues.str(n, at(at(path, "remove"), i)) !== undefined) note(n, at(at(path, "remove"), i));
+  });
+}
