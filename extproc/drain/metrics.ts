@@ -1,0 +1,56 @@
+// Prometheus metrics of the drain (meshext_drain_*), registered on the Registry passed in; values are
+// read from the controller's snapshot at scrape time, plus a counter of failed Envoy admin calls.
+import { Counter, Gauge, type Registry } from "prom-client";
+import type { DrainSnapshot } from "./controller.js";
+import type { EnvoyAdminCall } from "./envoy-admin.js";
+
+export const DRAIN_METRIC = {
+  draining: "meshext_drain_draining",
+  durationSeconds: "meshext_drain_duration_seconds",
+  inflightAtExit: "meshext_drain_inflight_requests_at_exit",
+  envoyAdminFailures: "meshext_drain_envoy_admin_failures_total",
+} as const;
+
+export const LABEL_CALL = "call";
+
+export interface DrainMetrics {
+  envoyAdminFailure(call: EnvoyAdminCall): void;
+}
+
+export function registerDrainMetrics(registry: Registry, snapshot: () => DrainSnapshot, nowMs: () => number = Date.now): DrainMetrics {
+  new Gauge({
+    name: DRAIN_METRIC.draining,
+    help: "1 while the sidecar drains (from the first signal or POST /drain until exit), else 0.",
+    registers: [registry],
+    collect() {
+      this.set(snapshot().phase === "serving" ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: DRAIN_METRIC.durationSeconds,
+    help: "Seconds spent draining so far, or until the drain completed.",
+    registers: [registry],
+    collect() {
+      const s = snapshot();
+      this.set(s.sinceMs === undefined ? 0 : ((s.drainedAtMs ?? nowMs()) - s.sinceMs) / 1000);
+    },
+  });
+  new Gauge({
+    name: DRAIN_METRIC.inflightAtExit,
+    help: "Envoy inbound downstream requests still active when the drain wait ended (-1: unknown or not yet ended).",
+    registers: [registry],
+    collect() {
+      const s = snapshot();
+      const ended = s.phase === "exiting" || s.phase === "done";
+      this.set(ended && s.inflightAtExit !== undefined ? s.inflightAtExit : -1);
+    },
+  });
+  const failures = new Counter({
+    name: DRAIN_METRIC.envoyAdminFailures,
+    help: "Envoy admin calls of the drain that failed after their retries, by call.",
+    labelNames: [LABEL_CALL],
+    registers: [registry],
+  });
+  for (const call of ["healthcheck_fail", "drain_listeners", "stats"] as const) failures.inc({ [LABEL_CALL]: call }, 0);
+  return { envoyAdminFailure: (call) => failures.inc({ [LABEL_CALL]: call }) };
+}

@@ -1,0 +1,19 @@
+// Process signal wiring for the drain: SIGTERM and SIGINT go to the controller, which counts them.
+// Only the command layer calls this; it returns a function that removes the handlers.
+
+export const DRAIN_SIGNALS = ["SIGTERM", "SIGINT"] as const;
+
+export interface SignalTarget {
+  signal(name: string): unknown;
+}
+
+export function installDrainSignals(target: SignalTarget, proc: Pick<NodeJS.Process, "on" | "off"> = process): () => void {
+  const handlers = DRAIN_SIGNALS.map((name) => {
+    const handler = () => void target.signal(name);
+    proc.on(name, handler);
+    return [name, handler] as const;
+  });
+  return () => {
+    for (const [name, handler] of handlers) proc.off(name, handler);
+  };
+}
