@@ -1,6 +1,8 @@
 // `meshext sidecar`: parse flags, start the sidecar, log where it listens, stop on signals.
 import { formatHelp } from "../config/flags.js";
 import { loadSidecarConfig, SIDECAR_FLAGS } from "../config/sidecar.js";
+import { installDrain } from "../drain/install.js";
+import { untilDrained } from "../drain/signals.js";
 import { createLogger } from "../log.js";
 import { startSidecar } from "../sidecar.js";
 
@@ -16,14 +18,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const log = createLogger(config.logLevel);
   const sidecar = await startSidecar(config, log);
   log.info({ grpc: sidecar.grpcAddress, admin: sidecar.adminAddress }, "listening");
-  await new Promise<void>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      log.info({ signal }, "stopping");
-      resolve();
-    };
-    process.once("SIGTERM", onSignal);
-    process.once("SIGINT", onSignal);
-  });
-  await sidecar.stop();
-  return 0;
+  // Signals drive the drain (docs/drain.md): the first drains, the second hurries, the third exits.
+  const drain = installDrain(sidecar, config);
+  const result = await untilDrained(drain);
+  if (result.forced) process.exit(result.exitCode);
+  return result.exitCode;
 }

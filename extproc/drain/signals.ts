@@ -17,3 +17,16 @@ export function installDrainSignals(target: SignalTarget, proc: Pick<NodeJS.Proc
     for (const [name, handler] of handlers) proc.off(name, handler);
   };
 }
+
+/** Installs the handlers, waits until the drain is done (or forced), removes them. */
+export async function untilDrained<R>(
+  target: SignalTarget & { done: Promise<R> },
+  proc: Pick<NodeJS.Process, "on" | "off"> = process,
+): Promise<R> {
+  const uninstall = installDrainSignals(target, proc);
+  try {
+    return await target.done;
+  } finally {
+    uninstall();
+  }
+}
