@@ -1,0 +1,203 @@
+// The Kuma REST shape over the store: list (paged, filtered, ETag + long-poll), get, PUT, DELETE for the
+// supported policy kinds and Dataplanes, across meshes and per mesh, plus the dataplane heartbeat.
+import { timingSafeEqual } from "node:crypto";
+import {
+  ALL_TYPES,
+  DATAPLANE_TYPE,
+  DEFAULT_PAGE_SIZE,
+  MAX_PAGE_SIZE,
+  type ListPage,
+  type Resource,
+  type ResourceType,
+  typeByPlural,
+} from "../kuma-rest/resources.js";
+import type { DataplaneRegistry } from "./dataplanes.js";
+import { ApiError, badRequest, invalidResource, methodNotAllowed, notFound, unauthorized } from "./problems.js";
+import { parseYamlSafe, decodeUtf8, type BodyLimits } from "./safety.js";
+import type { ResourceStore } from "./store.js";
+import { nameViolations, validateResource } from "./validate.js";
+import { type ChangeNotifier, etagOf, parseWaitMs, renderWhenChanged } from "./watch.js";
+
+export interface ApiRequest {
+  method: string;
+  url: URL;
+  headers: Record<string, string | string[] | undefined>;
+  /** Reads the (size-limited) body; only called for writes. */
+  body(): Promise<Buffer>;
+  /** Resolves when the client goes away (ends long-polls early). */
+  abandoned: Promise<void>;
+}
+
+export interface ApiReply {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+export interface RouteContext {
+  store: ResourceStore;
+  dataplanes: DataplaneRegistry;
+  notifier: ChangeNotifier;
+  token: string;
+  limits: BodyLimits;
+  version: string;
+}
+
+const WRITE_METHODS = new Set(["PUT", "DELETE", "POST"]);
+
+export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiReply> {
+  const path = req.url.pathname.replace(/\/+$/, "");
+  const seg = path.split("/").filter(Boolean).map(decodeURIComponent);
+  if (WRITE_METHODS.has(req.method)) requireToken(ctx.token, req.headers.authorization);
+
+  if (seg.length === 0) return only(req, ["GET"], () => ({ status: 200, body: index(ctx) }));
+  if (seg.length === 1 && seg[0] === "_resources") return only(req, ["GET"], () => ({ status: 200, body: resourceTypes() }));
+  if (seg[0] === "meshes" && seg.length === 1) return only(req, ["GET"], () => listMeshes(ctx, req));
+  if (seg[0] === "meshes" && seg.length === 2) return only(req, ["GET"], () => getMesh(ctx, seg[1]!));
+  if (seg.length === 1) {
+    const type = typeByPlural(seg[0]!);
+    if (type) return only(req, ["GET"], () => list(ctx, req, type, undefined));
+  }
+  if (seg[0] === "meshes" && seg.length >= 3) {
+    const mesh = seg[1]!;
+    const type = typeByPlural(seg[2]!);
+    if (!type) throw notFound(`no resource type at ${path}`);
+    if (seg.length === 3) return only(req, ["GET"], () => list(ctx, req, type, mesh));
+    const name = seg[3]!;
+    if (seg.length === 4) {
+      return only(req, ["GET", "PUT", "DELETE"], () =>
+        req.method === "GET" ? getOne(ctx, type, mesh, name) : req.method === "PUT" ? put(ctx, req, type, mesh, name) : remove(ctx, type, mesh, name),
+      );
+    }
+    if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_heartbeat") return only(req, ["POST"], () => heartbeat(ctx, req, mesh, name));
+  }
+  throw notFound(`no such endpoint: ${path}`);
+}
+
+async function only(req: ApiRequest, methods: string[], handle: () => ApiReply | Promise<ApiReply>): Promise<ApiReply> {
+  if (!methods.includes(req.method)) throw methodNotAllowed(req.method, req.url.pathname, methods);
+  return handle();
+}
+
+function requireToken(token: string, header: string | string[] | undefined): void {
+  if (!token) return;
+  const given = typeof header === "string" && header.startsWith("Bearer ") ? Buffer.from(header.slice(7).trim()) : Buffer.alloc(0);
+  const want = Buffer.from(token);
+  if (given.length !== want.length || !timingSafeEqual(given, want)) throw unauthorized();
+}
+
+function index(ctx: RouteContext) {
+  return { product: "meshext", tagline: "meshext embedded control plane", version: ctx.version, basedOnKuma: "2.6", apiShape: "Kuma REST (universal)" };
+}
+
+function resourceTypes() {
+  return {
+    resources: ALL_TYPES.map((t) => ({ name: t.kind, scope: "Mesh", path: t.plural, readOnly: false, singularDisplayName: t.kind })),
+  };
+}
+
+function listMeshes(ctx: RouteContext, req: ApiRequest): ApiReply {
+  const items = ctx.store.meshes().map((name) => ({ type: "Mesh", name }));
+  return pageReply(req, items as unknown as Resource[]);
+}
+
+function getMesh(ctx: RouteContext, mesh: string): ApiReply {
+  if (!ctx.store.meshes().includes(mesh)) throw notFound(`mesh ${mesh} not found`);
+  return { status: 200, body: { type: "Mesh", name: mesh } };
+}
+
+function viewOf(ctx: RouteContext, type: ResourceType, r: Resource): Resource {
+  return type === DATAPLANE_TYPE ? ctx.dataplanes.view(r) : r;
+}
+
+async function list(ctx: RouteContext, req: ApiRequest, type: ResourceType, mesh: string | undefined): Promise<ApiReply> {
+  const nameFilter = req.url.searchParams.get("name") ?? "";
+  const waitMs = parseWaitMs(req.url.searchParams.get("wait"));
+  pageBounds(req.url); // reject bad size/offset before holding a long-poll
+  const render = () => {
+    const items = ctx.store
+      .list(type.kind, mesh)
+      .filter((r) => r.name.includes(nameFilter))
+      .map((r) => viewOf(ctx, type, r));
+    return { items, etag: etagOf(items) };
+  };
+  const ifNoneMatch = header(req, "if-none-match");
+  const { view, notModified } = await renderWhenChanged(render, ifNoneMatch, waitMs, ctx.notifier, req.abandoned);
+  if (notModified) return { status: 304, headers: { etag: view.etag } };
+  return pageReply(req, view.items, { etag: view.etag });
+}
+
+function pageBounds(url: URL): { size: number; offset: number } {
+  const sizeRaw = url.searchParams.get("size");
+  const offsetRaw = url.searchParams.get("offset");
+  const size = sizeRaw === null || sizeRaw === "" ? DEFAULT_PAGE_SIZE : Number(sizeRaw);
+  const offset = offsetRaw === null || offsetRaw === "" ? 0 : Number(offsetRaw);
+  const violations = [];
+  if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) violations.push({ field: "size", message: `must be an integer from 1 to ${MAX_PAGE_SIZE}` });
+  if (!Number.isInteger(offset) || offset < 0) violations.push({ field: "offset", message: "must be a non-negative integer (the `offset` of a `next` URL)" });
+  if (violations.length) throw badRequest("invalid pagination parameters", violations);
+  return { size, offset };
+}
+
+function pageReply(req: ApiRequest, items: Resource[], headers: Record<string, string> = {}): ApiReply {
+  const { size, offset } = pageBounds(req.url);
+  const pageItems = items.slice(offset, offset + size);
+  let next: string | null = null;
+  if (offset + size < items.length) {
+    const host = header(req, "host") ?? "localhost";
+    const nextUrl = new URL(req.url.pathname + req.url.search, `http://${host}`);
+    nextUrl.searchParams.delete("wait");
+    nextUrl.searchParams.set("size", String(size));
+    nextUrl.searchParams.set("offset", String(offset + size));
+    next = nextUrl.toString();
+  }
+  const body: ListPage = { total: items.length, items: pageItems, next };
+  return { status: 200, headers, body };
+}
+
+function getOne(ctx: RouteContext, type: ResourceType, mesh: string, name: string): ApiReply {
+  const found = ctx.store.get(type.kind, mesh, name);
+  if (!found) throw notFound(`${type.kind} ${mesh}/${name} not found`);
+  return { status: 200, body: viewOf(ctx, type, found) };
+}
+
+async function put(ctx: RouteContext, req: ApiRequest, type: ResourceType, mesh: string, name: string): Promise<ApiReply> {
+  const pathViolations = [...nameViolations("mesh", mesh), ...nameViolations("name", name)];
+  if (pathViolations.length) throw badRequest("invalid mesh or name in the URL", pathViolations);
+  const doc = parseYamlSafe(decodeUtf8(await req.body()), ctx.limits);
+  const violations = validateResource(type, mesh, name, doc);
+  if (violations.length) throw invalidResource(violations);
+  const resource = { ...(doc as Record<string, unknown>), type: type.kind, mesh, name } as Resource;
+  const { created, resource: stored } =
+    type === DATAPLANE_TYPE ? await ctx.dataplanes.register(mesh, name, resource) : await ctx.store.put(type, stripServerFields(resource));
+  return { status: created ? 201 : 200, body: stored };
+}
+
+/** Server-owned metadata in a PUT body is ignored (Kuma does the same). */
+function stripServerFields(r: Resource): Resource {
+  const { creationTime: _c, modificationTime: _m, ...rest } = r;
+  return rest as Resource;
+}
+
+async function remove(ctx: RouteContext, type: ResourceType, mesh: string, name: string): Promise<ApiReply> {
+  const existed = type === DATAPLANE_TYPE ? await ctx.dataplanes.deregister(mesh, name) : await ctx.store.delete(type, mesh, name);
+  if (!existed) throw notFound(`${type.kind} ${mesh}/${name} not found`);
+  return { status: 200, body: {} };
+}
+
+async function heartbeat(ctx: RouteContext, req: ApiRequest, mesh: string, name: string): Promise<ApiReply> {
+  const raw = await req.body();
+  const doc = raw.length ? parseYamlSafe(decodeUtf8(raw), ctx.limits) : {};
+  const state = (doc as { state?: unknown } | null)?.state;
+  if (state !== undefined && state !== "online" && state !== "draining") {
+    throw badRequest("invalid heartbeat", [{ field: "state", message: "must be online or draining" }]);
+  }
+  return { status: 200, body: await ctx.dataplanes.heartbeat(mesh, name, state) };
+}
+
+function header(req: ApiRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(", ") : v;
+}
+
+export { ApiError };

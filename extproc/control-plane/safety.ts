@@ -1,0 +1,100 @@
+// Hostile-input guards for the control plane's request bodies: size limit, strict UTF-8, and a YAML
+// parse that refuses aliases, deep nesting, several documents and oversized node counts with a clear 400.
+import type { IncomingMessage } from "node:http";
+import { isAlias, parseDocument, visit } from "yaml";
+import { badRequest, payloadTooLarge } from "./problems.js";
+
+export interface BodyLimits {
+  /** Largest accepted request body. @default 1 MiB */
+  maxBodyBytes: number;
+  /** Deepest accepted nesting of mappings/sequences. @default 64 */
+  maxDepth: number;
+  /** Most accepted mapping/sequence/scalar nodes in one document. @default 20000 */
+  maxNodes: number;
+}
+
+export const DEFAULT_BODY_LIMITS: BodyLimits = { maxBodyBytes: 1 << 20, maxDepth: 64, maxNodes: 20_000 };
+
+/** Reads the body, failing with 413 as soon as it exceeds the limit (the rest is not buffered). */
+export function readBodyLimited(req: IncomingMessage, maxBodyBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers["content-length"] ?? "0");
+    if (declared > maxBodyBytes) return reject(payloadTooLarge(maxBodyBytes));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBodyBytes) {
+        req.off("data", onData);
+        req.resume();
+        reject(payloadTooLarge(maxBodyBytes));
+      } else chunks.push(chunk);
+    };
+    req.on("data", onData);
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
+
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+export function decodeUtf8(body: Buffer): string {
+  try {
+    return STRICT_UTF8.decode(body);
+  } catch {
+    throw badRequest("request body is not valid UTF-8");
+  }
+}
+
+/** Deepest `[`/`{` nesting outside quoted strings: checked before parsing so the parser never recurses deeply. */
+function flowDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let quote: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quote) {
+      if (c === "\\" && quote === '"') i++;
+      else if (c === quote) quote = undefined;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === "[" || c === "{") max = Math.max(max, ++depth);
+    else if (c === "]" || c === "}") depth = Math.max(0, depth - 1);
+  }
+  return max;
+}
+
+function measure(value: unknown, depth: number, limits: BodyLimits, count: { nodes: number }): void {
+  if (++count.nodes > limits.maxNodes) throw badRequest(`document has more than ${limits.maxNodes} nodes`);
+  if (value === null || typeof value !== "object") return;
+  if (depth > limits.maxDepth) throw badRequest(`document nests deeper than ${limits.maxDepth} levels`);
+  for (const child of Array.isArray(value) ? value : Object.values(value)) measure(child, depth + 1, limits, count);
+}
+
+/** Parses one YAML (or JSON) document under the limits; every refusal is a 400 ApiError naming the cause. */
+export function parseYamlSafe(text: string, limits: BodyLimits = DEFAULT_BODY_LIMITS): unknown {
+  if (text.trim() === "") throw badRequest("request body is empty: expected a YAML or JSON resource");
+  if (flowDepth(text) > limits.maxDepth) throw badRequest(`document nests deeper than ${limits.maxDepth} levels`);
+  let doc;
+  try {
+    doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  } catch (err) {
+    throw badRequest(`request body is not valid YAML or JSON: ${(err as Error).message}`);
+  }
+  if (doc.errors.length) throw badRequest(`request body is not valid YAML or JSON: ${doc.errors[0]!.message}`);
+  let hasAlias = false;
+  visit(doc, {
+    Alias: () => {
+      hasAlias = true;
+      return visit.BREAK;
+    },
+  });
+  if (hasAlias || isAlias(doc.contents)) throw badRequest("YAML aliases (*name) are not accepted in resources");
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 0 });
+  } catch (err) {
+    throw badRequest(`request body could not be read: ${(err as Error).message}`);
+  }
+  measure(value, 0, limits, { nodes: 0 });
+  return value;
+}

@@ -1,0 +1,125 @@
+// The embedded control plane: its own HTTP server (not the sidecar's admin port) wiring the durable store,
+// dataplane lifecycle and long-poll notifier to the Kuma-shaped routes.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "../log.js";
+import { DataplaneRegistry } from "./dataplanes.js";
+import { ApiError } from "./problems.js";
+import { type ApiReply, route, type RouteContext } from "./routes.js";
+import { DEFAULT_BODY_LIMITS, readBodyLimited, type BodyLimits } from "./safety.js";
+import { ResourceStore } from "./store.js";
+import { ChangeNotifier } from "./watch.js";
+
+export interface ControlPlaneOptions {
+  /** HOST:PORT to listen on; port 0 picks a free port. @default "127.0.0.1:5681" */
+  listen: string;
+  /** Directory of the durable store. */
+  dataDir: string;
+  /** When set, every write needs `Authorization: Bearer <token>`. @default "" */
+  token?: string;
+  /** @default 30000 */
+  offlineTimeoutMs?: number;
+  /** @default 72h */
+  offlineGcAgeMs?: number;
+  limits?: Partial<BodyLimits>;
+  version?: string;
+}
+
+export interface RunningControlPlane {
+  /** Base URL, e.g. http://127.0.0.1:5681 */
+  url: string;
+  address: AddressInfo;
+  store: ResourceStore;
+  dataplanes: DataplaneRegistry;
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_OFFLINE_TIMEOUT_MS = 30_000;
+export const DEFAULT_OFFLINE_GC_AGE_MS = 72 * 3_600_000;
+
+export async function startControlPlane(opts: ControlPlaneOptions, log: Logger): Promise<RunningControlPlane> {
+  const store = await ResourceStore.open(opts.dataDir, log);
+  const notifier = new ChangeNotifier();
+  store.on("change", () => notifier.notify());
+  const dataplanes = new DataplaneRegistry(
+    store,
+    notifier,
+    { offlineTimeoutMs: opts.offlineTimeoutMs ?? DEFAULT_OFFLINE_TIMEOUT_MS, offlineGcAgeMs: opts.offlineGcAgeMs ?? DEFAULT_OFFLINE_GC_AGE_MS },
+    log,
+  );
+  const ctx: RouteContext = {
+    store,
+    dataplanes,
+    notifier,
+    token: opts.token ?? "",
+    limits: { ...DEFAULT_BODY_LIMITS, ...opts.limits },
+    version: opts.version ?? "0.1.0",
+  };
+  const server = createServer((req, res) => void handle(ctx, log, req, res));
+  server.keepAliveTimeout = 5000;
+  server.requestTimeout = 120_000;
+  server.headersTimeout = 10_000;
+  const address = await listen(server, opts.listen);
+  await dataplanes.sweep();
+  dataplanes.start();
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    address,
+    store,
+    dataplanes,
+    async stop() {
+      dataplanes.stop();
+      notifier.close(); // long-polls answer 304 now instead of holding shutdown for up to a minute
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 1000).unref();
+      });
+      await store.flush();
+    },
+  };
+}
+
+async function handle(ctx: RouteContext, log: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://control-plane");
+  const abandoned = new Promise<void>((resolve) => res.once("close", () => resolve()));
+  let reply: ApiReply;
+  try {
+    reply = await route(ctx, {
+      method: req.method ?? "GET",
+      url,
+      headers: req.headers,
+      body: () => readBodyLimited(req, ctx.limits.maxBodyBytes),
+      abandoned,
+    });
+  } catch (err) {
+    if (err instanceof ApiError) {
+      reply = { status: err.status, headers: err.headers, body: err.body() };
+    } else {
+      log.error({ err, method: req.method, path: url.pathname }, "control-plane request failed");
+      reply = { status: 500, body: new ApiError(500, "Internal Server Error", (err as Error).message).body() };
+    }
+  }
+  if (res.destroyed) return;
+  const headers: Record<string, string> = { ...reply.headers };
+  if (reply.body !== undefined) headers["content-type"] = "application/json";
+  // A refused body may still be streaming in: close instead of reading the rest of a hostile upload.
+  if (reply.status === 413) headers.connection = "close";
+  res.writeHead(reply.status, headers);
+  res.end(reply.body === undefined ? undefined : JSON.stringify(reply.body, null, 2) + "\n");
+  log.debug({ method: req.method, path: url.pathname, status: reply.status }, "control-plane request");
+}
+
+function listen(server: Server, hostPort: string): Promise<AddressInfo> {
+  const idx = hostPort.lastIndexOf(":");
+  const host = hostPort.slice(0, idx).replace(/^\[|\]$/g, "");
+  const port = Number(hostPort.slice(idx + 1));
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}

@@ -1,0 +1,156 @@
+// Durable resource store: one readable YAML file per resource under DATA_DIR/meshes/<mesh>/<plural>/<name>.yaml,
+// an in-memory index for reads, writes serialised through one queue and made crash-safe by writeFileAtomic.
+import { EventEmitter } from "node:events";
+import { mkdir, readdir, readFile, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { removeFileDurable, TEMP_PREFIX, writeFileAtomic } from "../atomic-file.js";
+import { ALL_TYPES, NAME_PATTERN, type Resource, type ResourceType } from "../kuma-rest/resources.js";
+import type { Logger } from "../log.js";
+
+const FILE_HEADER = "# Managed by the meshext control plane. Edits here are read at its next start; prefer PUT through the API.\n";
+
+export interface StoreChange {
+  kind: string;
+  mesh: string;
+  name: string;
+  op: "put" | "delete";
+}
+
+export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
+  /** kind → "mesh/name" → resource. */
+  private readonly byKind = new Map<string, Map<string, Resource>>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private revisionValue = 0;
+
+  private constructor(
+    readonly dataDir: string,
+    private readonly log: Logger,
+  ) {
+    super();
+    for (const t of ALL_TYPES) this.byKind.set(t.kind, new Map());
+  }
+
+  /** Opens (creating if needed) the data directory and loads every resource file; skips and logs bad files. */
+  static async open(dataDir: string, log: Logger): Promise<ResourceStore> {
+    const store = new ResourceStore(dataDir, log);
+    await mkdir(join(dataDir, "meshes"), { recursive: true });
+    await store.load();
+    return store;
+  }
+
+  /** Bumped on every committed change; never goes back within a process. */
+  get revision(): number {
+    return this.revisionValue;
+  }
+
+  /** Resources of a kind, in one mesh or all, sorted by (mesh, name) as Kuma does. */
+  list(kind: string, mesh?: string): Resource[] {
+    const all = [...(this.byKind.get(kind)?.values() ?? [])].filter((r) => mesh === undefined || r.mesh === mesh);
+    return all.sort((a, b) => (a.mesh === b.mesh ? cmp(a.name, b.name) : cmp(a.mesh, b.mesh)));
+  }
+
+  get(kind: string, mesh: string, name: string): Resource | undefined {
+    return this.byKind.get(kind)?.get(`${mesh}/${name}`);
+  }
+
+  /** Meshes that hold at least one resource, plus "default". */
+  meshes(): string[] {
+    const names = new Set(["default"]);
+    for (const m of this.byKind.values()) for (const r of m.values()) names.add(r.mesh);
+    return [...names].sort(cmp);
+  }
+
+  /**
+   * Creates or replaces a resource (creationTime kept, modificationTime set). Resolves once the file is
+   * durable; the in-memory view changes only after that, so readers never see an unpersisted resource.
+   */
+  put(type: ResourceType, resource: Resource, now = new Date()): Promise<{ created: boolean; resource: Resource }> {
+    return this.serialised(async () => {
+      const previous = this.get(type.kind, resource.mesh, resource.name);
+      const stamp = now.toISOString();
+      const stored: Resource = {
+        ...resource,
+        type: type.kind,
+        creationTime: (previous?.creationTime as string | undefined) ?? stamp,
+        modificationTime: stamp,
+      };
+      await writeFileAtomic(this.pathOf(type, resource.mesh, resource.name), FILE_HEADER + stringifyYaml(stored));
+      this.byKind.get(type.kind)!.set(`${resource.mesh}/${resource.name}`, stored);
+      this.committed({ kind: type.kind, mesh: resource.mesh, name: resource.name, op: "put" });
+      return { created: previous === undefined, resource: stored };
+    });
+  }
+
+  /** Deletes a resource; resolves false when it did not exist. */
+  delete(type: ResourceType, mesh: string, name: string): Promise<boolean> {
+    return this.serialised(async () => {
+      if (!this.get(type.kind, mesh, name)) return false;
+      await removeFileDurable(this.pathOf(type, mesh, name));
+      this.byKind.get(type.kind)!.delete(`${mesh}/${name}`);
+      this.committed({ kind: type.kind, mesh, name, op: "delete" });
+      return true;
+    });
+  }
+
+  /** Waits for every queued write to finish (used on shutdown). */
+  async flush(): Promise<void> {
+    await this.queue.catch(() => {});
+  }
+
+  private committed(change: StoreChange): void {
+    this.revisionValue++;
+    this.emit("change", change);
+  }
+
+  /** One write at a time: simple, and enough for a control plane's write rate; also orders PUT/DELETE races. */
+  private serialised<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private pathOf(type: ResourceType, mesh: string, name: string): string {
+    return join(this.dataDir, "meshes", mesh, type.plural, `${name}.yaml`);
+  }
+
+  private async load(): Promise<void> {
+    const meshesDir = join(this.dataDir, "meshes");
+    for (const mesh of await readdir(meshesDir)) {
+      if (!NAME_PATTERN.test(mesh)) continue;
+      for (const type of ALL_TYPES) {
+        const dir = join(meshesDir, mesh, type.plural);
+        const files = await readdir(dir).catch(() => [] as string[]);
+        for (const file of files) await this.loadFile(type, mesh, dir, file);
+      }
+    }
+    const count = [...this.byKind.values()].reduce((n, m) => n + m.size, 0);
+    this.log.info({ dataDir: this.dataDir, resources: count }, "control-plane store loaded");
+  }
+
+  private async loadFile(type: ResourceType, mesh: string, dir: string, file: string): Promise<void> {
+    const path = join(dir, file);
+    if (file.startsWith(TEMP_PREFIX)) {
+      // Left by a write that was killed before its rename: the real file still holds the previous version.
+      await unlink(path).catch(() => {});
+      this.log.warn({ path }, "removed an unfinished write left by a crash");
+      return;
+    }
+    if (!file.endsWith(".yaml")) return;
+    const name = file.slice(0, -".yaml".length);
+    try {
+      const doc = parseYaml(await readFile(path, "utf8"), { maxAliasCount: 0 }) as Resource | null;
+      if (!doc || typeof doc !== "object" || Array.isArray(doc)) throw new Error("not a YAML mapping");
+      if (doc.type !== type.kind || doc.name !== name || doc.mesh !== mesh) {
+        throw new Error(`type/mesh/name must be ${type.kind}/${mesh}/${name} to live at this path`);
+      }
+      this.byKind.get(type.kind)!.set(`${mesh}/${name}`, doc);
+    } catch (err) {
+      this.log.error({ path, err: (err as Error).message }, "skipped an unreadable resource file");
+    }
+  }
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

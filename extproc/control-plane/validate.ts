@@ -1,0 +1,55 @@
+// What a PUT body must satisfy: the policy engine's own validator for policies (the one the sidecar
+// client runs, so server and client never disagree), a Dataplane check, and URL/body agreement.
+import { validatePolicyObject } from "../policy/parse.js";
+import { DATAPLANE_TYPE, NAME_PATTERN, type ResourceType } from "../kuma-rest/resources.js";
+import type { Violation } from "./problems.js";
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Checks that a name from the URL can be a resource name (and hence a file name). */
+export function nameViolations(field: string, value: string): Violation[] {
+  return NAME_PATTERN.test(value)
+    ? []
+    : [{ field, message: "must be 1-253 characters of letters, digits, '.', '_' or '-', starting and ending with a letter or digit" }];
+}
+
+/** Every violation of a resource PUT at /meshes/{mesh}/{type.plural}/{name}; empty means valid. */
+export function validateResource(type: ResourceType, mesh: string, name: string, doc: unknown): Violation[] {
+  if (!isObj(doc)) return [{ field: "", message: "must be a mapping with type, mesh, name" }];
+  const out: Violation[] = [];
+  if (doc.type !== type.kind) out.push({ field: "type", message: `must be ${type.kind} at /meshes/{mesh}/${type.plural}` });
+  if (doc.mesh !== undefined && doc.mesh !== mesh) out.push({ field: "mesh", message: "mesh from the URL has to be the same as in body" });
+  if (doc.name !== name) out.push({ field: "name", message: "name from the URL has to be the same as in body" });
+  if (type === DATAPLANE_TYPE) return [...out, ...dataplaneViolations(doc)];
+  const { violations } = validatePolicyObject({ ...doc, mesh });
+  const seen = new Set(out.map((v) => v.field));
+  return [...out, ...violations.filter((v) => !seen.has(v.field))];
+}
+
+/** The part of Kuma's Dataplane validation meshext relies on: an address and tagged inbounds. */
+export function dataplaneViolations(doc: Obj): Violation[] {
+  const out: Violation[] = [];
+  const net = doc.networking;
+  if (!isObj(net)) return [{ field: "networking", message: "must be defined" }];
+  if (typeof net.address !== "string" || net.address === "") out.push({ field: "networking.address", message: "must be a non-empty string" });
+  if (net.inbound === undefined && net.gateway === undefined) out.push({ field: "networking", message: "has to contain at least one inbound interface or gateway" });
+  if (net.inbound !== undefined && !Array.isArray(net.inbound)) out.push({ field: "networking.inbound", message: "must be a list" });
+  if (Array.isArray(net.inbound)) {
+    net.inbound.forEach((ib: unknown, i) => {
+      const at = `networking.inbound[${i}]`;
+      if (!isObj(ib)) return void out.push({ field: at, message: "must be a mapping" });
+      if (!Number.isInteger(ib.port) || (ib.port as number) < 1 || (ib.port as number) > 65535) {
+        out.push({ field: `${at}.port`, message: "port must be in the range from 1 to 65535" });
+      }
+      if (!isObj(ib.tags)) return void out.push({ field: `${at}.tags`, message: "must be a mapping with at least kuma.io/service" });
+      if (typeof ib.tags["kuma.io/service"] !== "string" || ib.tags["kuma.io/service"] === "") {
+        out.push({ field: `${at}.tags["kuma.io/service"]`, message: "tag has to exist" });
+      }
+      for (const [k, v] of Object.entries(ib.tags)) {
+        if (typeof v !== "string") out.push({ field: `${at}.tags["${k}"]`, message: "tag value must be a string" });
+      }
+    });
+  }
+  return out;
+}

@@ -1,0 +1,264 @@
+// Policy source backed by a control plane's REST API (the embedded one, or Kuma's): full list sync of every
+// supported kind, then long-poll when the server offers ETags or jittered polling when it does not (Kuma).
+// Failures back off and keep the last good set; 401/403 stop the source; a cache file covers cold starts.
+import { createHash } from "node:crypto";
+import type { Registry } from "prom-client";
+import { POLICY_TYPES, type Resource } from "../kuma-rest/resources.js";
+import type { Logger } from "../log.js";
+import { validatePolicyObject, type Policy } from "../policy/parse.js";
+import { Backoff, withJitter } from "./backoff.js";
+import { readPolicyCache, writePolicyCache } from "./cache-file.js";
+import { KumaClient, SyncError } from "./kuma-client.js";
+import { PolicySourceMetrics } from "./metrics.js";
+import type { ApplyPolicies, PolicySource } from "./source.js";
+
+export interface HttpPolicySourceOptions {
+  /** Control plane REST API, e.g. http://127.0.0.1:5681 */
+  baseUrl: string;
+  /** Bearer token sent on every request; empty for none. */
+  token?: string;
+  mesh: string;
+  /** Plain polling interval (jitter ±20% added); also the pause between long-polls' re-syncs. @default 5000 */
+  pollIntervalMs: number;
+  /** How long one long-poll is held by the server. @default 30000 */
+  longPollWaitMs?: number;
+  /** Last good set on disk; empty disables it. */
+  cacheFile?: string;
+  /** @default 10000 */
+  requestTimeoutMs?: number;
+  apply: ApplyPolicies;
+  log: Logger;
+  registry: Registry;
+  backoff?: Backoff;
+}
+
+/** Outcome of the last sync, for status endpoints and tests. */
+export interface SyncStatus {
+  lastSuccessMs?: number;
+  lastError?: { reason: string; message: string };
+  /** True after 401/403: the source stopped and needs a restart with other credentials. */
+  halted: boolean;
+  mode: "long-poll" | "poll";
+}
+
+export function createHttpPolicySource(opts: HttpPolicySourceOptions): HttpPolicySource {
+  return new HttpPolicySource(opts);
+}
+
+export class HttpPolicySource implements PolicySource {
+  readonly status: SyncStatus = { halted: false, mode: "poll" };
+  private readonly client: KumaClient;
+  private readonly metrics: PolicySourceMetrics;
+  private readonly backoff: Backoff;
+  private readonly log: Logger;
+  private readonly origin: string;
+  private loadedValue = false;
+  private fingerprint: string | undefined;
+  private stopped = false;
+  private longPollSupported = true;
+  private inflight = new AbortController();
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly opts: HttpPolicySourceOptions) {
+    this.client = new KumaClient({ baseUrl: opts.baseUrl, token: opts.token, mesh: opts.mesh, requestTimeoutMs: opts.requestTimeoutMs });
+    this.metrics = new PolicySourceMetrics(opts.registry);
+    this.backoff = opts.backoff ?? new Backoff();
+    this.log = opts.log.child({ component: "policy-source", controlPlane: opts.baseUrl, mesh: opts.mesh });
+    this.origin = `control-plane:${opts.baseUrl}/meshes/${opts.mesh}`;
+  }
+
+  get loaded(): boolean {
+    return this.loadedValue;
+  }
+
+  /** First sync (or, if the control plane cannot be read, the cache file), then keeps following in the background. */
+  async start(): Promise<void> {
+    let etags = await this.syncOnce();
+    if (etags === undefined) await this.loadCache();
+    this.loop = this.run(etags);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.inflight.abort();
+    this.wake?.();
+    await this.loop;
+  }
+
+  private async run(initialEtags: Map<string, string> | null | undefined): Promise<void> {
+    let etags = initialEtags;
+    if (etags === undefined && !this.status.halted) await this.sleep(this.backoff.next());
+    while (!this.stopped && !this.status.halted) {
+      if (etags === undefined) {
+        etags = await this.syncOnce();
+        if (etags === undefined) {
+          await this.sleep(this.retryDelay());
+          continue;
+        }
+      }
+      if (etags === null) {
+        await this.sleep(withJitter(this.opts.pollIntervalMs));
+        etags = undefined;
+        continue;
+      }
+      const outcome = await this.watch(etags);
+      if (outcome === "unchanged") continue;
+      etags = undefined; // changed, unsupported or failed: list everything again
+      if (outcome === "failed") await this.sleep(this.retryDelay());
+    }
+  }
+
+  /**
+   * Lists every kind and applies the set if it changed. Returns the ETags to long-poll on, null when
+   * the server offers none (plain polling), undefined when the sync failed.
+   */
+  private async syncOnce(): Promise<Map<string, string> | null | undefined> {
+    this.metrics.attempts.inc();
+    try {
+      const lists = await Promise.all(POLICY_TYPES.map(async (t) => ({ type: t, list: await this.client.listAll(t, this.inflight.signal) })));
+      this.applyIfChanged(lists.flatMap((l) => l.list.items));
+      this.recordSuccess();
+      const etags = new Map(lists.filter((l) => l.list.etag).map((l) => [l.type.plural, l.list.etag!]));
+      const canWatch = this.longPollSupported && etags.size === POLICY_TYPES.length;
+      this.status.mode = canWatch ? "long-poll" : "poll";
+      return canWatch ? etags : null;
+    } catch (err) {
+      this.recordFailure(err);
+      return undefined;
+    }
+  }
+
+  /** Holds one long-poll per kind; the first change (or failure) cancels the others. */
+  private async watch(etags: Map<string, string>): Promise<"changed" | "unchanged" | "failed"> {
+    this.metrics.attempts.inc();
+    const round = new AbortController();
+    const signal = AbortSignal.any([round.signal, this.inflight.signal]);
+    const waitMs = this.opts.longPollWaitMs ?? 30_000;
+    try {
+      const results = await Promise.all(
+        POLICY_TYPES.map(async (t) => {
+          const r = await this.client.waitForChange(t, etags.get(t.plural)!, waitMs, signal);
+          if (r !== "unchanged") round.abort();
+          return r;
+        }),
+      ).catch((err: unknown) => {
+        round.abort();
+        throw err;
+      });
+      if (results.includes("unsupported")) {
+        this.longPollSupported = false;
+        this.log.warn("control plane sends ETags but ignores If-None-Match; falling back to polling");
+      }
+      return results.every((r) => r === "unchanged") ? "unchanged" : "changed";
+    } catch (err) {
+      if (round.signal.aborted && !this.inflight.signal.aborted && !(err instanceof SyncError)) return "changed";
+      if (this.stopped) return "failed";
+      this.recordFailure(err);
+      return "failed";
+    }
+  }
+
+  private applyIfChanged(items: Resource[]): void {
+    const fingerprint = createHash("sha256").update(JSON.stringify(items.map(stripVolatile))).digest("hex");
+    if (fingerprint === this.fingerprint) return;
+    const policies: Policy[] = [];
+    const good: Resource[] = [];
+    let rejected = 0;
+    for (const item of items) {
+      const { policy, violations } = validatePolicyObject(item);
+      if (policy) {
+        policy.source = `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`;
+        policies.push(policy);
+        good.push(item);
+      } else {
+        rejected++;
+        this.log.warn({ kind: item?.type, name: item?.name, violations }, "rejected invalid policy from the control plane; the others apply");
+      }
+    }
+    this.commit(policies, this.origin, rejected);
+    this.fingerprint = fingerprint;
+    if (this.opts.cacheFile) {
+      writePolicyCache(this.opts.cacheFile, { savedAt: new Date().toISOString(), controlPlane: this.opts.baseUrl, mesh: this.opts.mesh, items: good }).catch(
+        (err: unknown) => this.log.warn({ err: (err as Error).message, cacheFile: this.opts.cacheFile }, "could not write the policy cache file"),
+      );
+    }
+  }
+
+  /** One atomic hand-over: `apply` swaps the whole set, so requests in flight finish on the old one. */
+  private commit(policies: Policy[], origin: string, rejected: number): void {
+    this.opts.apply(policies, origin);
+    this.loadedValue = true;
+    this.metrics.inForce.reset();
+    for (const t of POLICY_TYPES) this.metrics.inForce.set({ kind: t.kind }, policies.filter((p) => p.type === t.kind).length);
+    this.metrics.rejected.set(rejected);
+    this.metrics.rejectedTotal.inc(rejected);
+    this.log.info({ policies: policies.length, rejected, origin }, "policy set applied");
+  }
+
+  private async loadCache(): Promise<void> {
+    if (!this.opts.cacheFile || this.loadedValue) return;
+    try {
+      const cache = await readPolicyCache(this.opts.cacheFile);
+      if (!cache) return void this.log.warn({ cacheFile: this.opts.cacheFile }, "control plane unreachable and no policy cache yet");
+      const policies: Policy[] = [];
+      let rejected = 0;
+      for (const item of cache.items) {
+        const { policy } = validatePolicyObject(item);
+        if (policy) policies.push(policy);
+        else rejected++;
+      }
+      this.commit(policies, `cache:${this.opts.cacheFile} (saved ${cache.savedAt})`, rejected);
+    } catch (err) {
+      this.log.error({ err: (err as Error).message, cacheFile: this.opts.cacheFile }, "could not read the policy cache file");
+    }
+  }
+
+  private recordSuccess(): void {
+    this.backoff.reset();
+    this.status.lastSuccessMs = Date.now();
+    this.status.lastError = undefined;
+    this.metrics.lastSuccess.set(this.status.lastSuccessMs / 1000);
+  }
+
+  private lastRetryAfterMs: number | undefined;
+
+  private recordFailure(err: unknown): void {
+    if (this.stopped) return;
+    const e = err instanceof SyncError ? err : new SyncError("network", (err as Error).message);
+    this.metrics.errors.inc({ reason: e.reason });
+    this.status.lastError = { reason: e.reason, message: e.message };
+    this.lastRetryAfterMs = e.retryAfterMs;
+    if (e.fatal) {
+      this.status.halted = true;
+      this.log.error({ reason: e.reason, err: e.message }, "control plane refused our credentials: policy sync stopped, the last good set stays in force");
+    } else {
+      this.log.warn({ reason: e.reason, err: e.message, attempt: this.backoff.attempts + 1 }, "policy sync failed; keeping the last good set and retrying");
+    }
+  }
+
+  private retryDelay(): number {
+    const delay = Math.max(this.backoff.next(), this.lastRetryAfterMs ?? 0);
+    this.lastRetryAfterMs = undefined;
+    return delay;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+}
+
+/** Timestamps alone do not make a new policy set. */
+function stripVolatile(r: Resource): unknown {
+  if (!r || typeof r !== "object") return r;
+  const { creationTime: _c, modificationTime: _m, ...rest } = r;
+  return rest;
+}

@@ -1,0 +1,130 @@
+// Reads Kuma REST list endpoints: follows `next`/`size`/`offset` pagination to the end, classifies every
+// failure (Unleash-style: 401/403 stop, 429/5xx/network back off), and long-polls when the server offers ETags.
+import type { Resource, ResourceType } from "../kuma-rest/resources.js";
+import { retryAfterMs } from "./backoff.js";
+import type { SyncErrorReason } from "./metrics.js";
+
+export class SyncError extends Error {
+  constructor(
+    readonly reason: SyncErrorReason,
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = "SyncError";
+  }
+
+  /** 401/403: retrying with the same credentials cannot help. */
+  get fatal(): boolean {
+    return this.reason === "unauthorized" || this.reason === "forbidden";
+  }
+}
+
+export interface KumaClientOptions {
+  /** e.g. http://127.0.0.1:5681 (no trailing slash). */
+  baseUrl: string;
+  token?: string;
+  mesh: string;
+  /** Per request. @default 10000 */
+  requestTimeoutMs?: number;
+  /** Page size asked for. @default 100 */
+  pageSize?: number;
+}
+
+export interface ListResult {
+  items: Resource[];
+  /** ETag of the collection when the server sends one (the embedded control plane does; Kuma does not). */
+  etag?: string;
+}
+
+const MAX_PAGES = 10_000;
+
+export class KumaClient {
+  constructor(private readonly opts: KumaClientOptions) {}
+
+  listUrl(type: ResourceType): URL {
+    const url = new URL(`${this.opts.baseUrl}/meshes/${encodeURIComponent(this.opts.mesh)}/${type.plural}`);
+    url.searchParams.set("size", String(this.opts.pageSize ?? 100));
+    return url;
+  }
+
+  /** Every item of a kind in the mesh, across all pages. */
+  async listAll(type: ResourceType, signal?: AbortSignal): Promise<ListResult> {
+    let url = this.listUrl(type);
+    const items: Resource[] = [];
+    let etag: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const res = await this.request(url, {}, this.opts.requestTimeoutMs ?? 10_000, signal);
+      if (res.status !== 200) throw classify(res, `GET ${url.pathname}`);
+      if (page === 0) etag = res.headers.get("etag") ?? undefined;
+      const body = await readPage(res, url);
+      items.push(...body.items);
+      if (!body.next) return { items, ...(etag ? { etag } : {}) };
+      // Take only size/offset from `next`: its host is whatever the server saw, which may not be reachable from here.
+      const next = new URL(body.next, url);
+      const following = new URL(url);
+      for (const [k, v] of next.searchParams) following.searchParams.set(k, v);
+      if (following.toString() === url.toString()) throw new SyncError("bad_response", `${url.pathname}: pagination does not advance (next = this page)`);
+      url = following;
+    }
+    throw new SyncError("bad_response", `${url.pathname}: more than ${MAX_PAGES} pages`);
+  }
+
+  /**
+   * Long-poll one list: resolves "unchanged" on 304, "changed" on 200 with a different ETag, and
+   * "unsupported" when the server answered 200 with the same ETag (it ignores If-None-Match).
+   */
+  async waitForChange(type: ResourceType, etag: string, waitMs: number, signal: AbortSignal): Promise<"changed" | "unchanged" | "unsupported"> {
+    const url = this.listUrl(type);
+    url.searchParams.set("wait", `${Math.round(waitMs)}ms`);
+    const res = await this.request(url, { "if-none-match": etag }, waitMs + (this.opts.requestTimeoutMs ?? 10_000), signal);
+    if (res.status === 304) {
+      await res.body?.cancel();
+      return "unchanged";
+    }
+    if (res.status !== 200) throw classify(res, `GET ${url.pathname} (watch)`);
+    await res.body?.cancel();
+    return res.headers.get("etag") === etag ? "unsupported" : "changed";
+  }
+
+  private async request(url: URL, headers: Record<string, string>, timeoutMs: number, signal?: AbortSignal): Promise<Response> {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const all = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const auth: Record<string, string> = this.opts.token ? { authorization: `Bearer ${this.opts.token}` } : {};
+    try {
+      return await fetch(url, { headers: { accept: "application/json", ...auth, ...headers }, signal: all });
+    } catch (err) {
+      if (timeout.aborted) throw new SyncError("timeout", `GET ${url.pathname}: no answer within ${timeoutMs}ms`);
+      if (signal?.aborted) throw err;
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new SyncError("network", `GET ${url.origin}${url.pathname}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+    }
+  }
+}
+
+function classify(res: Response, what: string): SyncError {
+  void res.body?.cancel().catch(() => {});
+  const s = res.status;
+  if (s === 401) return new SyncError("unauthorized", `${what}: 401 Unauthorized (check --control-plane-token)`);
+  if (s === 403) return new SyncError("forbidden", `${what}: 403 Forbidden (the token may not read policies)`);
+  if (s === 429) return new SyncError("rate_limited", `${what}: 429 Too Many Requests`, retryAfterMs(res.headers.get("retry-after")));
+  if (s >= 500) return new SyncError("server_error", `${what}: ${s}`, retryAfterMs(res.headers.get("retry-after")));
+  return new SyncError("client_error", `${what}: unexpected status ${s}`);
+}
+
+async function readPage(res: Response, url: URL): Promise<{ items: Resource[]; next: string | null }> {
+  let body: unknown;
+  try {
+    body = await res.json();
+  } catch (err) {
+    // A connection cut mid-body (control plane killed while answering) is a network failure, not a bad server.
+    const reason = err instanceof SyntaxError ? "bad_response" : "network";
+    throw new SyncError(reason, `${url.pathname}: could not read the list body: ${(err as Error).message}`);
+  }
+  const page = body as { items?: unknown; next?: unknown };
+  if (!page || typeof page !== "object" || !Array.isArray(page.items)) {
+    throw new SyncError("bad_response", `${url.pathname}: expected a Kuma list {total, items, next}`);
+  }
+  const next = typeof page.next === "string" && page.next !== "" ? page.next : null;
+  return { items: page.items as Resource[], next };
+}

@@ -1,0 +1,24 @@
+// Metrics of the control-plane policy source, registered on the registry it is given (never the global one).
+import { Counter, Gauge, type Registry } from "prom-client";
+
+/** Closed set of sync failure reasons (the `reason` label). */
+export type SyncErrorReason = "network" | "timeout" | "server_error" | "rate_limited" | "unauthorized" | "forbidden" | "client_error" | "bad_response";
+
+export class PolicySourceMetrics {
+  readonly lastSuccess: Gauge;
+  readonly attempts: Counter;
+  readonly errors: Counter<"reason">;
+  readonly inForce: Gauge<"kind">;
+  readonly rejected: Gauge;
+  readonly rejectedTotal: Counter;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.lastSuccess = new Gauge({ name: "meshext_control_plane_last_sync_success_timestamp_seconds", help: "Unix time of the last successful policy sync from the control plane.", registers });
+    this.attempts = new Counter({ name: "meshext_control_plane_sync_attempts_total", help: "Policy sync attempts against the control plane (full lists and long-polls).", registers });
+    this.errors = new Counter({ name: "meshext_control_plane_sync_errors_total", help: "Failed policy sync attempts, by reason.", labelNames: ["reason"], registers });
+    this.inForce = new Gauge({ name: "meshext_control_plane_policies", help: "Policies in force from the control plane, by kind.", labelNames: ["kind"], registers });
+    this.rejected = new Gauge({ name: "meshext_control_plane_rejected_policies", help: "Policies in the current control-plane set that failed validation and are not applied.", registers });
+    this.rejectedTotal = new Counter({ name: "meshext_control_plane_rejected_policies_total", help: "Policies rejected by validation, counted each time a changed set is applied.", registers });
+  }
+}
