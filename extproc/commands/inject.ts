@@ -1,0 +1,53 @@
+// `meshext inject`: reads a workload (stdin or -f), adds the sidecar containers with their
+// ContainerPatches, writes it to stdout. Refused injection: nothing on stdout, one error line, exit 1.
+import { readFile } from "node:fs/promises";
+import { formatHelp } from "../config/flags.js";
+import { formatFailure } from "../inject/failure.js";
+import { injectText } from "../inject/injector.js";
+import { type ContainerPatchSource, controlPlaneSource, loadPatchDir, NO_PATCHES, PatchSourceError } from "../inject/patch-source.js";
+import { renderSidecar } from "../inject/render.js";
+import { INJECT_FLAGS, type InjectSettings, loadInjectSettings } from "../inject/settings.js";
+
+const USAGE = "meshext inject [-f FILE] [--patches DIR | --control-plane URL] [flags]";
+const SUMMARY =
+  "Adds the Envoy sidecar, the meshext sidecar and the traffic-redirect init container to a Pod, Deployment,\n" +
+  "StatefulSet, DaemonSet, ReplicaSet, Job or CronJob, applying the ContainerPatches named by the\n" +
+  "kuma.io/container-patches annotation (or --default-patches). Any patch problem refuses the injection.";
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+async function patchSource(s: InjectSettings): Promise<ContainerPatchSource> {
+  if (s.controlPlane) return controlPlaneSource(s.controlPlane, s.controlPlaneToken);
+  if (s.patchesDir) return loadPatchDir(s.patchesDir);
+  return NO_PATCHES;
+}
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { settings, parsed } = loadInjectSettings(argv, env);
+  if (parsed.help) {
+    process.stdout.write(formatHelp(USAGE, SUMMARY, INJECT_FLAGS));
+    return 0;
+  }
+  let text: string;
+  let source: ContainerPatchSource;
+  try {
+    text = settings.file && settings.file !== "-" ? await readFile(settings.file, "utf8") : await readStdin();
+    source = await patchSource(settings);
+  } catch (err) {
+    const message = err instanceof PatchSourceError ? err.message : `cannot read ${settings.file || "stdin"}: ${(err as Error).message}`;
+    process.stderr.write(`meshext inject: ${message}\n`);
+    return 1;
+  }
+  const outcome = await injectText(text, renderSidecar(settings), settings.defaultPatches, source);
+  if (!outcome.ok) {
+    process.stderr.write(`meshext inject: ${formatFailure(outcome.failure)}\n`);
+    return 1;
+  }
+  if (outcome.injected.length === 0) process.stderr.write("meshext inject: no workload found in the input; written unchanged\n");
+  process.stdout.write(outcome.output);
+  return 0;
+}

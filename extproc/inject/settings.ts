@@ -1,0 +1,106 @@
+// The flags of `meshext inject` and the typed InjectSettings they resolve to. Defaults shared with
+// the sidecar (drain time, its ports) are read from SIDECAR_FLAGS, never repeated here.
+import { ConfigError, type FlagSpec, type ParsedArgs, resolveFlags } from "../config/flags.js";
+import { SIDECAR_FLAGS } from "../config/sidecar.js";
+
+type SidecarKey = (typeof SIDECAR_FLAGS)[number]["key"];
+
+function sidecarFlag(key: SidecarKey): FlagSpec {
+  return SIDECAR_FLAGS.find((s) => s.key === key)!;
+}
+
+/** Port of a HOST:PORT sidecar default, e.g. 9902 from admin-listen "127.0.0.1:9902". */
+export function sidecarDefaultPort(key: "grpcListen" | "adminListen"): number {
+  return Number(String(sidecarFlag(key).default).split(":").pop());
+}
+
+export const INJECT_FLAGS = [
+  { key: "config", flag: "config", type: "path", default: "", help: "YAML or JSON file of flag values (keys are flag names)." },
+  { key: "file", flag: "file", type: "path", default: "", help: "Workload YAML/JSON to inject (also -f FILE); empty or - reads stdin." },
+  { key: "patches", flag: "patches", type: "path", default: "", help: "Directory of ContainerPatch YAML/JSON files." },
+  { key: "controlPlane", flag: "control-plane", type: "url", default: "", help: "Control plane to fetch ContainerPatches from: GET {url}/containerpatches/{name}." },
+  { key: "controlPlaneToken", flag: "control-plane-token", type: "string", default: "", help: "Bearer token for the control plane API." },
+  { key: "defaultPatches", flag: "default-patches", type: "string", default: "", help: "ContainerPatch names (a,b) applied in order when a workload has no kuma.io/container-patches annotation." },
+  { key: "envoyImage", flag: "envoy-image", type: "string", default: "envoyproxy/envoy:v1.37.0", help: "Image of the Envoy sidecar container." },
+  { key: "sidecarImage", flag: "sidecar-image", type: "string", default: "meshext/sidecar:0.1.0", help: "Image of the meshext sidecar container (entrypoint: meshext)." },
+  { key: "initImage", flag: "init-image", type: "string", default: "kumahq/kuma-init:2.6.0", help: "Image of the traffic-redirect init container (runs kumactl install transparent-proxy)." },
+  { key: "envoyConfigMap", flag: "envoy-config-map", type: "string", default: "meshext-envoy", help: "ConfigMap holding envoy.yaml and the drain filter .wasm, mounted into the Envoy container." },
+  { key: "proxyUid", flag: "proxy-uid", type: "int", default: 5678, min: 1, help: "UID (and GID) of both sidecars; the init container does not redirect their traffic." },
+  { ...sidecarFlag("drainTime"), help: "Drain time given to the sidecar and Envoy; the pod's grace period is raised to cover it." },
+  { key: "graceMargin", flag: "grace-margin", type: "duration", default: 5000, help: "Added to --drain-time for terminationGracePeriodSeconds (time to exit after draining)." },
+] as const satisfies readonly FlagSpec[];
+
+export interface InjectSettings {
+  file: string;
+  patchesDir: string;
+  controlPlane: string;
+  controlPlaneToken: string;
+  /** Patch names applied when the workload has no kuma.io/container-patches annotation. */
+  defaultPatches: string[];
+  envoyImage: string;
+  sidecarImage: string;
+  initImage: string;
+  envoyConfigMap: string;
+  proxyUid: number;
+  drainTimeMs: number;
+  graceMarginMs: number;
+}
+
+/** "a, b,,c" → ["a","b","c"]. */
+export function splitNames(list: string): string[] {
+  return list
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+/** `-f FILE` / `-fFILE` → `--file FILE`, so the shared flag parser sees only long flags. */
+function expandShortFlags(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (arg === "-f") {
+      const next = argv[i + 1];
+      if (next === undefined) throw new ConfigError("-f: needs a value");
+      out.push(`--file=${next}`);
+      i++;
+    } else if (arg.startsWith("-f") && !arg.startsWith("--")) {
+      out.push(`--file=${arg.slice(2)}`);
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
+/** Resolves the inject flags (throws ConfigError on bad values). */
+export function loadInjectSettings(argv: readonly string[], env: NodeJS.ProcessEnv): { settings: InjectSettings; parsed: ParsedArgs } {
+  const parsed = resolveFlags(INJECT_FLAGS, expandShortFlags(argv), env);
+  const v = parsed.values;
+  if (parsed.rest.length > 0) throw new ConfigError(`unexpected arguments after --: ${parsed.rest.join(" ")}`);
+  const settings: InjectSettings = {
+    file: v.file as string,
+    patchesDir: v.patches as string,
+    controlPlane: v.controlPlane as string,
+    controlPlaneToken: v.controlPlaneToken as string,
+    defaultPatches: splitNames(v.defaultPatches as string),
+    envoyImage: v.envoyImage as string,
+    sidecarImage: v.sidecarImage as string,
+    initImage: v.initImage as string,
+    envoyConfigMap: v.envoyConfigMap as string,
+    proxyUid: v.proxyUid as number,
+    drainTimeMs: v.drainTime as number,
+    graceMarginMs: v.graceMargin as number,
+  };
+  for (const key of ["envoyImage", "sidecarImage", "initImage", "envoyConfigMap"] as const) {
+    if (settings[key].trim() === "") throw new ConfigError(`--${INJECT_FLAGS.find((f) => f.key === key)!.flag}: must not be empty`);
+  }
+  if (settings.patchesDir && settings.controlPlane) {
+    throw new ConfigError("--patches and --control-plane are exclusive: pick one ContainerPatch source");
+  }
+  return { settings, parsed };
+}
