@@ -18,8 +18,10 @@ export interface ProcessorSettings {
   explainHeader: boolean;
 }
 
-/** Time kept free for our own work and the network inside Envoy's message timer. */
-export const DELAY_HEADROOM_MS = 20;
+/** Time kept free inside Envoy's message timer for our own work and the network: 10 %, at least 20 ms. */
+export function delayHeadroomMs(timerMs: number): number {
+  return Math.max(20, Math.round(timerMs / 10));
+}
 
 /** What to do with one incoming message. */
 export type Step =
@@ -124,12 +126,11 @@ export class RequestProcessor {
   private planDelay(wantedMs: number): { delayMs: number; first?: ProcessingResponse; cappedFrom?: number } {
     if (wantedMs <= 0) return { delayMs: 0 };
     const { messageTimeoutMs, maxMessageTimeoutMs } = this.settings;
-    if (wantedMs + DELAY_HEADROOM_MS <= messageTimeoutMs) return { delayMs: wantedMs };
-    if (wantedMs + DELAY_HEADROOM_MS <= maxMessageTimeoutMs) {
-      return { delayMs: wantedMs, first: overrideMessageTimeout(wantedMs + DELAY_HEADROOM_MS) };
-    }
+    if (wantedMs + delayHeadroomMs(messageTimeoutMs) <= messageTimeoutMs) return { delayMs: wantedMs };
+    const extendedMs = wantedMs + delayHeadroomMs(wantedMs);
+    if (extendedMs <= maxMessageTimeoutMs) return { delayMs: wantedMs, first: overrideMessageTimeout(extendedMs) };
     const ceilingMs = Math.max(maxMessageTimeoutMs, messageTimeoutMs);
-    const allowed = Math.max(0, ceilingMs - DELAY_HEADROOM_MS);
+    const allowed = Math.max(0, ceilingMs - delayHeadroomMs(ceilingMs));
     const first = maxMessageTimeoutMs > messageTimeoutMs ? overrideMessageTimeout(maxMessageTimeoutMs) : undefined;
     return { delayMs: allowed, first, cappedFrom: wantedMs };
   }

@@ -1,0 +1,110 @@
+// Unit tests of the per-request processor: phase order, one reply of the matching kind, delays.
+import test from "ava";
+import type { Decider, Decision } from "../../extproc/decision.js";
+import type { ProcessingRequest } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
+import { RequestProcessor } from "../../extproc/transport/processor.js";
+
+const SETTINGS = { messageTimeoutMs: 200, maxMessageTimeoutMs: 0, explainHeader: false };
+const allow: Decider = { decide: () => ({ type: "continue", explain: { action: "allow", kind: "none", reason: "test" } }) };
+const fixed = (d: Decision): Decider => ({ decide: () => d });
+
+function msg(phase: string, extra: Record<string, unknown> = {}): ProcessingRequest {
+  const payload =
+    phase.endsWith("Headers")
+      ? { headers: { headers: [{ key: ":path", value: "", rawValue: Buffer.from("/x") }] }, attributes: {}, endOfStream: true, ...extra }
+      : phase.endsWith("Body")
+        ? { body: Buffer.from("b"), endOfStream: true, endOfStreamWithoutMessage: false, ...extra }
+        : { trailers: { headers: [] }, ...extra };
+  return { request: { $case: phase, [phase]: payload }, attributes: {}, observabilityMode: false } as unknown as ProcessingRequest;
+}
+
+const ORDERED = ["requestHeaders", "requestBody", "requestTrailers", "responseHeaders", "responseBody", "responseTrailers"];
+
+test("processor › every phase gets exactly one reply of the matching kind", (t) => {
+  // given a decision that needs the response phase
+  const p = new RequestProcessor(fixed({ type: "continue", responseHeaders: { set: [["x-a", "1"]], add: [], remove: [] }, explain: { action: "allow", kind: "MeshHTTPRoute", reason: "t" } }), "inbound", SETTINGS);
+  for (const phase of ORDERED) {
+    // when each phase arrives in order
+    const step = p.handle(msg(phase, phase.endsWith("Body") ? { endOfStream: false } : phase.endsWith("Headers") ? { endOfStream: false } : {}));
+    // then the reply has the same oneof case
+    t.is(step.type, "reply", phase);
+    if (step.type === "reply") t.is(step.reply.response?.$case as string | undefined, phase);
+  }
+});
+
+test("processor › a message with no oneof set is invalid", (t) => {
+  const step = new RequestProcessor(allow, "inbound", SETTINGS).handle({ attributes: {}, observabilityMode: false } as unknown as ProcessingRequest);
+  t.is(step.type, "invalid");
+  if (step.type === "invalid") t.regex(step.message, /no request set/);
+});
+
+const outOfOrder = test.macro((t, sequence: string[], expected: RegExp) => {
+  const p = new RequestProcessor(allow, "inbound", SETTINGS);
+  const steps = sequence.map((ph) => p.handle(msg(ph, { endOfStream: false })));
+  const last = steps[steps.length - 1]!;
+  t.is(last.type, "invalid");
+  if (last.type === "invalid") t.regex(last.message, expected);
+  for (const s of steps.slice(0, -1)) t.is(s.type, "reply");
+});
+
+test("processor › response_headers before request_headers is out of order", outOfOrder, ["responseHeaders"], /response_headers before request_headers/);
+test("processor › request_body before request_headers is out of order", outOfOrder, ["requestBody"], /request_body before request_headers/);
+test("processor › a second request_headers is out of order", outOfOrder, ["requestHeaders", "requestHeaders"], /request_headers after request_headers/);
+test("processor › request_body after request_trailers is out of order", outOfOrder, ["requestHeaders", "requestTrailers", "requestBody"], /request_body after request_trailers/);
+test("processor › response_body before response_headers is out of order", outOfOrder, ["requestHeaders", "responseBody"], /response_body before response_headers/);
+
+test("processor › nothing is accepted after an immediate_response", (t) => {
+  const p = new RequestProcessor(fixed({ type: "respond", status: 403, body: "denied", headers: [], explain: { action: "deny", kind: "MeshTrafficPermission", reason: "t" } }), "inbound", SETTINGS);
+  const first = p.handle(msg("requestHeaders"));
+  t.is(first.type, "reply");
+  if (first.type === "reply") {
+    t.is(first.reply.response?.$case, "immediateResponse");
+    t.true(first.endStream);
+  }
+  const second = p.handle(msg("responseHeaders"));
+  t.is(second.type, "invalid");
+});
+
+test("processor › allow without response edits skips the response phase and ends the stream", (t) => {
+  const step = new RequestProcessor(allow, "inbound", SETTINGS).handle(msg("requestHeaders"));
+  t.is(step.type, "reply");
+  if (step.type !== "reply") return;
+  t.is(step.reply.modeOverride?.responseHeaderMode, 2 /* SKIP */);
+  t.true(step.endStream);
+});
+
+test("processor › a request with a body keeps the stream open after request_headers", (t) => {
+  const step = new RequestProcessor(allow, "inbound", SETTINGS).handle(msg("requestHeaders", { endOfStream: false }));
+  t.true(step.type === "reply" && !step.endStream);
+});
+
+test("processor › observability-mode messages get no reply", (t) => {
+  const m = msg("requestHeaders");
+  m.observabilityMode = true;
+  t.is(new RequestProcessor(allow, "inbound", SETTINGS).handle(m).type, "ignore");
+});
+
+const delay = (delayMs: number): Decider => fixed({ type: "continue", delayMs, explain: { action: "allow", kind: "MeshFaultInjection", reason: "t" } });
+
+test("processor › a delay shorter than message_timeout is held without override", (t) => {
+  const step = new RequestProcessor(delay(50), "inbound", SETTINGS).handle(msg("requestHeaders"));
+  t.true(step.type === "reply" && step.delayMs === 50 && step.first === undefined);
+});
+
+test("processor › a long delay sends override_message_timeout first when Envoy allows it", (t) => {
+  const step = new RequestProcessor(delay(1000), "inbound", { ...SETTINGS, maxMessageTimeoutMs: 5000 }).handle(msg("requestHeaders"));
+  t.is(step.type, "reply");
+  if (step.type !== "reply") return;
+  t.is(step.delayMs, 1000);
+  t.truthy(step.first?.overrideMessageTimeout);
+  t.is(step.first!.response, undefined);
+  t.true(step.first!.overrideMessageTimeout!.seconds * 1000 + step.first!.overrideMessageTimeout!.nanos / 1e6 > 1000);
+});
+
+test("processor › a delay Envoy cannot wait for is shortened below the timeout", (t) => {
+  const step = new RequestProcessor(delay(1000), "inbound", SETTINGS).handle(msg("requestHeaders"));
+  t.is(step.type, "reply");
+  if (step.type !== "reply") return;
+  t.true(step.delayMs < 200);
+  t.is(step.delayCappedFromMs, 1000);
+});
