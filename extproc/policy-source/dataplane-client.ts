@@ -15,6 +15,8 @@ export interface DataplaneIdentity {
   /** Inbound port registered for the tags. @default 1 (placeholder when there is no real listener) */
   port?: number;
   labels?: Record<string, string>;
+  /** A full Dataplane resource (from --dataplane-file) registered as-is instead of one built from the fields above. */
+  document?: Record<string, unknown>;
 }
 
 export interface DataplaneClientOptions {
@@ -58,6 +60,7 @@ export class HttpDataplaneClient implements DataplaneLifecycle {
   /** The Dataplane resource (Kuma universal shape) this sidecar registers. */
   resource(notReady = false): Record<string, unknown> {
     const dp = this.opts.dataplane;
+    if (dp.document) return withInboundState(dp.document, notReady);
     return {
       type: "Dataplane",
       mesh: dp.mesh,
@@ -144,4 +147,11 @@ export class HttpDataplaneClient implements DataplaneLifecycle {
     if (res.ok || okStatuses.includes(res.status)) return res;
     throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 500)}`);
   }
+}
+
+/** A copy of a Dataplane document with every inbound marked NotReady (or as given). */
+function withInboundState(doc: Record<string, unknown>, notReady: boolean): Record<string, unknown> {
+  const net = (doc.networking ?? {}) as { inbound?: Array<Record<string, unknown>> };
+  if (!notReady || !Array.isArray(net.inbound)) return doc;
+  return { ...doc, networking: { ...net, inbound: net.inbound.map((ib) => ({ ...ib, state: "NotReady" })) } };
 }

@@ -1,0 +1,63 @@
+// Test helpers for the control plane: temp data dirs, a server on 127.0.0.1:0, JSON requests, sample policies.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { silentLogger } from "../../extproc/log.js";
+import { type ControlPlaneOptions, type RunningControlPlane, startControlPlane } from "../../extproc/control-plane/server.js";
+
+export async function tempDir(prefix = "meshext-cp-"): Promise<{ path: string; remove(): Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), prefix));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+export async function startTestControlPlane(dataDir: string, opts: Partial<ControlPlaneOptions> = {}): Promise<RunningControlPlane> {
+  return startControlPlane({ listen: "127.0.0.1:0", dataDir, ...opts }, silentLogger());
+}
+
+export interface JsonReply {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonReply> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+    body: body === undefined ? undefined : typeof body === "string" || Buffer.isBuffer(body) ? (body as string) : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+/** A valid MeshTrafficPermission: everyone in the mesh gets `action` towards every service. */
+export function mtp(name: string, action: "Allow" | "Deny" = "Allow", mesh = "default") {
+  return {
+    type: "MeshTrafficPermission",
+    mesh,
+    name,
+    spec: { targetRef: { kind: "Mesh" }, from: [{ targetRef: { kind: "Mesh" }, default: { action } }] },
+  };
+}
+
+/** A Dataplane resource in Kuma's universal shape. */
+export function dataplane(name: string, service = "backend", mesh = "default") {
+  return {
+    type: "Dataplane",
+    mesh,
+    name,
+    networking: { address: "10.0.0.1", inbound: [{ port: 8080, tags: { "kuma.io/service": service } }] },
+  };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `check` until it returns true or the time runs out. */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000, stepMs = 25): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await sleep(stepMs);
+  }
+  return check();
+}
