@@ -1,0 +1,24 @@
+// Injecting an already-injected workload changes nothing, for every fixture and with patches.
+import test from "ava";
+import { fixture, injected, podYaml, sourceOf } from "./helpers.js";
+
+for (const file of ["deployment.yaml", "pod.yaml", "job.yaml", "daemonset.yaml", "statefulset.json", "multi.yaml"]) {
+  test(`inject › ${file}: injecting twice gives the same bytes as once`, async (t) => {
+    const once = await injected(fixture(file), file === "deployment.yaml" ? undefined : sourceOf());
+    const twice = await injected(once, file === "deployment.yaml" ? undefined : sourceOf());
+    t.is(twice, once);
+  });
+}
+
+test("inject › re-injection re-renders containers that were edited by hand", async (t) => {
+  const once = await injected(podYaml(), sourceOf());
+  const tampered = once.replace("image: envoyproxy/envoy:v1.37.0", "image: envoyproxy/envoy:v1.0.0");
+  t.is(await injected(tampered, sourceOf()), once);
+});
+
+test("inject › re-injection with new settings updates the containers in place", async (t) => {
+  const once = await injected(podYaml(), sourceOf());
+  const again = await injected(once, sourceOf(), ["--sidecar-image=meshext/sidecar:0.2.0"]);
+  t.is(again.match(/name: meshext-sidecar/g)?.length, 1);
+  t.true(again.includes("image: meshext/sidecar:0.2.0"));
+});

@@ -1,0 +1,104 @@
+// injectText over each workload kind: containers, probes, preStop, grace period, preserved input.
+import test from "ava";
+import { parse } from "yaml";
+import { SIDECAR_FLAGS } from "../../extproc/config/sidecar.js";
+import { ENVOY_CONTAINER, INIT_CONTAINER, SIDECAR_CONTAINER } from "../../extproc/inject/render.js";
+import { container, fixture, injected, podSpecOf, podYaml, sourceOf } from "./helpers.js";
+
+const TEMPLATE = ["spec", "template", "spec"];
+const KINDS: [string, string[]][] = [
+  ["pod.yaml", ["spec"]],
+  ["job.yaml", TEMPLATE],
+  ["daemonset.yaml", TEMPLATE],
+  ["statefulset.json", TEMPLATE],
+];
+const DRAIN_TIME_MS = SIDECAR_FLAGS.find((f) => f.key === "drainTime")!.default;
+
+for (const [file, specPath] of KINDS) {
+  test(`inject › ${file}: gets Envoy, the meshext sidecar and the init container after its own`, async (t) => {
+    const spec = podSpecOf(await injected(fixture(file), sourceOf()), specPath);
+    t.deepEqual(spec.containers.map((c: { name: string }) => c.name).slice(-2), [ENVOY_CONTAINER, SIDECAR_CONTAINER]);
+    t.is(spec.initContainers.at(-1).name, INIT_CONTAINER);
+    t.is(spec.volumes.at(-1).configMap.name, "meshext-envoy");
+  });
+}
+
+test("inject › deployment.yaml: injected with its annotated patches, in order", async (t) => {
+  const spec = podSpecOf(await injected(fixture("deployment.yaml")), TEMPLATE);
+  t.is(container(spec, ENVOY_CONTAINER).securityContext.privileged, true);
+  t.is(container(spec, ENVOY_CONTAINER).resources.limits.memory, "1Gi");
+  t.deepEqual(container(spec, SIDECAR_CONTAINER).env.at(-1), { name: "MESHEXT_MESH", value: "shop" });
+  t.deepEqual(container(spec, INIT_CONTAINER, "initContainers").securityContext.seccompProfile, { type: "RuntimeDefault" });
+});
+
+test("inject › sidecar: readiness on /ready, preStop drains on the admin port, images pinned", async (t) => {
+  const spec = podSpecOf(await injected(podYaml()), ["spec"]);
+  const sidecar = container(spec, SIDECAR_CONTAINER);
+  const envoy = container(spec, ENVOY_CONTAINER);
+  t.deepEqual(sidecar.readinessProbe.httpGet, { path: "/ready", port: 9902 });
+  for (const c of [sidecar, envoy]) t.deepEqual(c.lifecycle.preStop.httpGet, { path: "/drain?wait=true", port: 9902 });
+  t.is(envoy.image, "envoyproxy/envoy:v1.37.0");
+  t.is(sidecar.image, "meshext/sidecar:0.1.0");
+  t.deepEqual(envoy.ports.map((p: { containerPort: number }) => p.containerPort), [9901, 15006, 15001]);
+  t.deepEqual(sidecar.ports.map((p: { containerPort: number }) => p.containerPort), [9001, 9902]);
+  t.true(sidecar.args.includes(`--drain-time=${DRAIN_TIME_MS / 1000}s`));
+});
+
+test("inject › grace period: raised above the drain time when absent, never lowered", async (t) => {
+  const raised = podSpecOf(await injected(podYaml()), ["spec"]);
+  t.true(raised.terminationGracePeriodSeconds * 1000 > DRAIN_TIME_MS);
+  const kept = podSpecOf(await injected(fixture("pod.yaml"), sourceOf()), ["spec"]);
+  t.is(kept.terminationGracePeriodSeconds, 120);
+  const longer = podSpecOf(await injected(podYaml(), sourceOf(), ["--drain-time=2m", "--grace-margin=10s"]), ["spec"]);
+  t.is(longer.terminationGracePeriodSeconds, 130);
+});
+
+test("inject › images and uid come from flags", async (t) => {
+  const spec = podSpecOf(await injected(podYaml(), sourceOf(), ["--envoy-image=registry.local/envoy:v1", "--proxy-uid=7777"]), ["spec"]);
+  t.is(container(spec, ENVOY_CONTAINER).image, "registry.local/envoy:v1");
+  t.is(container(spec, ENVOY_CONTAINER).securityContext.runAsUser, 7777);
+});
+
+test("inject › the pod template is marked meshext.io/injected", async (t) => {
+  const out = parse(await injected(fixture("job.yaml"), sourceOf()));
+  t.is(out.spec.template.metadata.annotations["meshext.io/injected"], "true");
+});
+
+test("inject › YAML: comments, quoting, flow style and long strings of the input survive", async (t) => {
+  const input = fixture("deployment.yaml");
+  const out = await injected(input);
+  for (const line of input.split("\n")) t.true(out.includes(line.replace(/ +#/, " #")), `lost line: ${line}`);
+  t.true(out.startsWith("# The demo app"));
+});
+
+test("inject › JSON in, JSON out: key order and the 4-space indent kept", async (t) => {
+  const input = fixture("statefulset.json");
+  const out = await injected(input, sourceOf());
+  const before = JSON.parse(input);
+  const after = JSON.parse(out);
+  t.deepEqual(Object.keys(after), Object.keys(before));
+  t.true(out.startsWith('{\n    "apiVersion": "apps/v1",\n    "kind": "StatefulSet",'));
+  t.true(out.endsWith("}\n"));
+  t.deepEqual(after.spec.template.spec.containers[0], before.spec.template.spec.containers[0]);
+});
+
+test("inject › multi-document YAML: every workload injected, other documents byte-for-byte", async (t) => {
+  const input = fixture("multi.yaml");
+  const out = await injected(input, sourceOf());
+  const [service, , configMap] = input.split("---\n");
+  t.true(out.startsWith(service!), "the Service passes through verbatim");
+  t.true(out.endsWith("---\n" + configMap!), "the ConfigMap passes through verbatim");
+  t.true(out.includes("- name: meshext-envoy"));
+});
+
+test("inject › a kind: List gets each workload item injected", async (t) => {
+  const list = { apiVersion: "v1", kind: "List", items: [parse(podYaml()), { apiVersion: "v1", kind: "Service", metadata: { name: "s" } }] };
+  const out = JSON.parse(await injected(JSON.stringify(list, null, 2), sourceOf()));
+  t.is(out.items[0].spec.containers.length, 3);
+  t.deepEqual(out.items[1], list.items[1]);
+});
+
+test("inject › input without a workload comes back unchanged", async (t) => {
+  const input = "apiVersion: v1\nkind: ConfigMap\nmetadata:   {name: x}\n";
+  t.is(await injected(input, sourceOf()), input);
+});
