@@ -95,7 +95,8 @@ export function identify(value: unknown): { kind?: string; name?: string } {
   if (!isObj(value)) return {};
   const meta = isObj(value.metadata) ? value.metadata : {};
   const kind = typeof value.type === "string" ? value.type : typeof value.kind === "string" ? value.kind : undefined;
-  const name = typeof value.name === "string" ? value.name : typeof meta.name === "string" ? meta.name : undefined;
+  const ns = typeof meta.namespace === "string" && meta.namespace ? `.${meta.namespace}` : "";
+  const name = typeof value.name === "string" ? value.name : typeof meta.name === "string" ? `${meta.name}${ns}` : undefined;
   return { ...(kind ? { kind } : {}), ...(name ? { name } : {}) };
 }
 

@@ -1,0 +1,164 @@
+// Policies from a directory (--policies DIR): every *.yaml|*.yml|*.json, followed with fs.watch (debounced)
+// plus a periodic rescan as a fallback for filesystems where watch is unreliable. A file or policy that
+// fails to parse or validate is skipped and logged; the last good version of a rejected policy stays.
+import { watch, type FSWatcher } from "node:fs";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { parsePolicyText, type Rejected } from "../policy/parse.js";
+import type { Policy } from "../policy/types.js";
+import type { ApplyPolicies, PolicySource } from "./source.js";
+
+export interface SourceLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface DirSourceOptions {
+  dir: string;
+  apply: ApplyPolicies;
+  log?: SourceLog;
+  /** Quiet time after a change event before rescanning. @default 150 */
+  debounceMs?: number;
+  /** Periodic rescan (0 disables). @default 5000 */
+  rescanIntervalMs?: number;
+}
+
+export interface ScanReport {
+  files: number;
+  policies: number;
+  rejected: Rejected[];
+  applied: boolean;
+}
+
+const POLICY_FILE = /\.(ya?ml|json)$/i;
+
+interface FileState {
+  mtimeMs: number;
+  size: number;
+  policies: Policy[];
+  rejected: Rejected[];
+}
+
+export class DirPolicySource implements PolicySource {
+  private files = new Map<string, FileState>();
+  private watcher: FSWatcher | undefined;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private debounce: ReturnType<typeof setTimeout> | undefined;
+  private lastApplied = "";
+  private scanning: Promise<ScanReport> | undefined;
+  private rescanQueued = false;
+  private isLoaded = false;
+  private stopped = false;
+
+  constructor(private readonly opts: DirSourceOptions) {}
+
+  get loaded(): boolean {
+    return this.isLoaded;
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.scan();
+    try {
+      this.watcher = watch(this.opts.dir, () => this.schedule());
+      this.watcher.on("error", (err) => this.opts.log?.warn({ err, dir: this.opts.dir }, "policy dir watch failed; relying on periodic rescan"));
+    } catch (err) {
+      this.opts.log?.warn({ err, dir: this.opts.dir }, "cannot watch policy dir; relying on periodic rescan");
+    }
+    const every = this.opts.rescanIntervalMs ?? 5000;
+    if (every > 0) {
+      this.timer = setInterval(() => void this.scan(), every);
+      this.timer.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.watcher?.close();
+    this.watcher = undefined;
+    if (this.timer) clearInterval(this.timer);
+    if (this.debounce) clearTimeout(this.debounce);
+    await this.scanning;
+  }
+
+  /** Rescans now (serialized: a scan requested during a scan runs once more afterwards). */
+  scan(): Promise<ScanReport> {
+    if (this.scanning) {
+      this.rescanQueued = true;
+      return this.scanning;
+    }
+    this.scanning = this.doScan().finally(() => {
+      this.scanning = undefined;
+      if (this.rescanQueued && !this.stopped) {
+        this.rescanQueued = false;
+        void this.scan();
+      }
+    });
+    return this.scanning;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    if (this.debounce) clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => void this.scan(), this.opts.debounceMs ?? 150);
+  }
+
+  private async doScan(): Promise<ScanReport> {
+    let names: string[];
+    try {
+      names = (await readdir(this.opts.dir)).filter((n) => POLICY_FILE.test(n) && !n.startsWith(".")).sort();
+    } catch (err) {
+      this.opts.log?.error({ err, dir: this.opts.dir }, "cannot read policy dir; keeping the current policies");
+      return { files: 0, policies: 0, rejected: [], applied: false };
+    }
+    const next = new Map<string, FileState>();
+    const rejected: Rejected[] = [];
+    for (const name of names) {
+      const file = join(this.opts.dir, name);
+      const state = await this.readFileState(file, this.files.get(file));
+      if (!state) continue;
+      next.set(file, state);
+      rejected.push(...state.rejected);
+    }
+    this.files = next;
+    const policies = [...next.values()].flatMap((s) => s.policies);
+    const signature = JSON.stringify(policies.map((p) => [p.source, p.type, p.name, p.labels, p.spec]));
+    const applied = signature !== this.lastApplied || !this.isLoaded;
+    if (applied && !this.stopped) {
+      this.lastApplied = signature;
+      this.opts.apply(policies, `dir:${this.opts.dir}`);
+      this.isLoaded = true;
+      this.opts.log?.info({ dir: this.opts.dir, files: next.size, policies: policies.length, rejected: rejected.length }, "policies loaded");
+    }
+    return { files: next.size, policies: policies.length, rejected, applied };
+  }
+
+  private async readFileState(file: string, prev: FileState | undefined): Promise<FileState | undefined> {
+    try {
+      const st = await stat(file);
+      if (!st.isFile()) return undefined;
+      if (prev && prev.mtimeMs === st.mtimeMs && prev.size === st.size) return prev;
+      const parsed = parsePolicyText(await readFile(file, "utf8"), file);
+      for (const r of parsed.rejected) this.opts.log?.warn({ file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
+      return { mtimeMs: st.mtimeMs, size: st.size, policies: keepLastGood(parsed.policies, parsed.rejected, prev), rejected: parsed.rejected };
+    } catch (err) {
+      this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
+      return prev;
+    }
+  }
+}
+
+/**
+ * A rejected document never replaces a good one: a rejected policy keeps its previous good version; a
+ * document that cannot even be identified (YAML error) keeps every previous policy of the file not reloaded.
+ */
+export function keepLastGood(accepted: Policy[], rejected: readonly Rejected[], prev: FileState | undefined): Policy[] {
+  if (!prev || rejected.length === 0) return accepted;
+  const key = (kind?: string, name?: string): string => `${kind}/${name}`;
+  const have = new Set(accepted.map((p) => key(p.type, p.name)));
+  const anonymous = rejected.some((r) => !r.kind || !r.name);
+  const rejectedKeys = new Set(rejected.map((r) => key(r.kind, r.name)));
+  const kept = prev.policies.filter((p) => !have.has(key(p.type, p.name)) && (anonymous || rejectedKeys.has(key(p.type, p.name))));
+  return [...accepted, ...kept];
+}

@@ -1,0 +1,161 @@
+// PolicyEngine: the Decider the transport calls. replace() compiles a policy set and swaps the snapshot
+// atomically (a failed compile keeps the previous one); decide() never throws and does no I/O.
+// Clock and random source are injected so tests are deterministic. Pure: no node:*, @grpc/*, transport.
+import type { Decider, Decision, RequestFacts } from "../decision.js";
+import { compile, type InboundPlan, type Snapshot } from "./compile.js";
+import type { Dataplane } from "./dataplane.js";
+import { clientIdentity, type ClientIdentity } from "./identity.js";
+import { decideInbound, type KindTrace } from "./inbound.js";
+import { decideOutbound, type OutboundEvaluation } from "./outbound.js";
+import { respond, type EvalContext } from "./outcomes.js";
+import type { Compat } from "./precedence.js";
+import { BucketStore } from "./rate-limit.js";
+import type { RandomSource } from "./random.js";
+import type { Policy } from "./types.js";
+
+/** The subset of a pino Logger the engine uses. */
+export interface DecisionLog {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface PolicyEngineOptions {
+  dataplane: Dataplane;
+  /** Take client tags from x-kuma-tags when there is no certificate identity. @default false */
+  trustKumaTagsHeader?: boolean;
+  /** Add x-meshext-decision to local replies. @default false */
+  explainHeader?: boolean;
+  /** Decision before the first replace(). @default "deny" */
+  beforeFirstSync?: "allow" | "deny";
+  /** Longest fault delay to ask Envoy for; see delayBudgetMs(). @default Infinity */
+  maxDelayMs?: number;
+  /** Name tie-break rule. @default "2.6" */
+  compat?: Compat;
+  nowMs?: () => number;
+  random?: RandomSource;
+  log?: DecisionLog;
+}
+
+export interface ReplaceResult {
+  ok: boolean;
+  version: number;
+  policies: number;
+  error?: string;
+}
+
+export interface Evaluation {
+  decision: Decision;
+  identity?: ClientIdentity;
+  inbound?: InboundPlan;
+  trace: KindTrace[];
+  outbound?: OutboundEvaluation;
+  snapshot?: Snapshot;
+}
+
+export interface EvaluateOverrides {
+  dryRun?: boolean;
+  identity?: ClientIdentity;
+  inbound?: string;
+}
+
+/**
+ * The delay budget for a fault: Envoy waits at most message_timeout for our reply, or up to
+ * max_message_timeout when the transport sends override_message_timeout. Keep a margin for the reply itself.
+ */
+export function delayBudgetMs(messageTimeoutMs: number, maxMessageTimeoutMs: number, marginMs = 50): number {
+  return Math.max(0, Math.max(messageTimeoutMs, maxMessageTimeoutMs) - marginMs);
+}
+
+export class PolicyEngine implements Decider {
+  private snapshot: Snapshot | undefined;
+  private version = 0;
+  private readonly buckets = new BucketStore();
+  private readonly nowMs: () => number;
+  private readonly random: RandomSource;
+
+  constructor(private readonly opts: PolicyEngineOptions) {
+    this.nowMs = opts.nowMs ?? Date.now;
+    this.random = opts.random ?? Math.random;
+  }
+
+  get loaded(): boolean {
+    return this.snapshot !== undefined;
+  }
+
+  get dataplane(): Dataplane {
+    return this.opts.dataplane;
+  }
+
+  /** The compiled snapshot in force (undefined before the first replace). */
+  current(): Snapshot | undefined {
+    return this.snapshot;
+  }
+
+  /** Compiles `policies` (already validated) and swaps them in; on failure the previous set stays. */
+  replace(policies: readonly Policy[]): ReplaceResult {
+    try {
+      const next = compile(policies, this.opts.dataplane, this.version + 1, this.opts.compat);
+      this.version = next.version;
+      this.snapshot = next;
+      this.buckets.retain(new Set(next.inbounds.filter((i) => i.from.MeshRateLimit).map((i) => i.inbound.name)));
+      return { ok: true, version: next.version, policies: next.policies.length };
+    } catch (err) {
+      this.opts.log?.error({ err }, "policy compile failed; keeping the previous policy set");
+      return { ok: false, version: this.version, policies: this.snapshot?.policies.length ?? 0, error: (err as Error).message };
+    }
+  }
+
+  decide(facts: RequestFacts): Decision {
+    let ev: Evaluation;
+    try {
+      ev = this.evaluate(facts);
+    } catch (err) {
+      this.opts.log?.error({ err, requestId: facts.requestId }, "policy evaluation failed");
+      return { type: "continue", explain: { action: "allow", kind: "none", reason: `engine error: ${(err as Error).message}` } };
+    }
+    const e = ev.decision.explain;
+    const line = { requestId: facts.requestId, direction: facts.direction, kind: e.kind, action: e.action, policy: e.policy, rule: e.rule, reason: e.reason, delayMs: ev.decision.delayMs };
+    if (e.action === "shadow-deny") this.opts.log?.info(line, "policy would deny (AllowWithShadowDeny)");
+    else this.opts.log?.debug(line, "policy decision");
+    return ev.decision;
+  }
+
+  /** Full evaluation with its trace; used by decide() and by /explain (with dryRun). */
+  evaluate(facts: RequestFacts, over: EvaluateOverrides = {}): Evaluation {
+    const snap = this.snapshot;
+    const ctx: EvalContext = {
+      nowMs: this.nowMs(),
+      random: this.random,
+      buckets: this.buckets,
+      dryRun: over.dryRun ?? false,
+      maxDelayMs: this.opts.maxDelayMs ?? Number.POSITIVE_INFINITY,
+      explainHeader: this.opts.explainHeader ?? false,
+    };
+    if (!snap) {
+      const explain = { action: "not-ready" as const, kind: "none" as const, reason: "no policy set loaded yet" };
+      const decision: Decision = this.opts.beforeFirstSync === "allow" ? { type: "continue", explain } : respond(503, "policies not loaded yet", [], explain, ctx);
+      return { decision, trace: [] };
+    }
+    if (facts.direction === "outbound") {
+      const outbound = decideOutbound(snap.outbound, facts);
+      return { decision: outbound.decision, trace: [], outbound, snapshot: snap };
+    }
+    const identity = over.identity ?? clientIdentity(facts, { mesh: snap.dataplane.mesh, trustKumaTagsHeader: this.opts.trustKumaTagsHeader ?? false });
+    const inbound = pickInbound(snap, facts, over.inbound);
+    if (!inbound) {
+      return { decision: { type: "continue", explain: { action: "allow", kind: "none", reason: "dataplane has no inbound" } }, identity, trace: [], snapshot: snap };
+    }
+    const { decision, trace } = decideInbound(inbound, identity, ctx);
+    return { decision, identity, inbound, trace, snapshot: snap };
+  }
+}
+
+/** One inbound: the only one, or the one named/numbered like `name`, or the one on :authority's port. */
+function pickInbound(snap: Snapshot, facts: RequestFacts, name?: string): InboundPlan | undefined {
+  const all = snap.inbounds;
+  if (name !== undefined) return all.find((i) => i.inbound.name === name || String(i.inbound.port) === name);
+  if (all.length <= 1) return all[0];
+  const port = /:(\d+)$/.exec(facts.authority)?.[1];
+  return all.find((i) => port !== undefined && String(i.inbound.port) === port) ?? all[0];
+}

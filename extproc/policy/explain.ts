@@ -1,0 +1,105 @@
+// /explain: given a described request (direction, client tags or XFCC, method, path, headers), evaluate it
+// without side effects and report the decision, the policies that matched in precedence order, and the
+// merged conf per kind. Transport-free: takes plain JSON, builds RequestFacts.
+import type { Decision, RequestFacts } from "../decision.js";
+import type { PolicyEngine } from "./engine.js";
+import { regionTags } from "./from-items.js";
+import { tagSetToObject, type ClientIdentity } from "./identity.js";
+import { at, Issues } from "./issues.js";
+import { tagSet } from "./match.js";
+import { buildRules, type KumaRule } from "./rules.js";
+import type { Tag, Violation } from "./types.js";
+
+export interface PolicyReport {
+  kind: string;
+  name: string;
+  origin?: string;
+  targetRef: unknown;
+  /** Whether one of its items/rules applies to this request. */
+  contributed: boolean;
+}
+
+export interface ExplainReport {
+  decision: Decision;
+  direction: "inbound" | "outbound";
+  inbound?: { name: string; tags: Readonly<Record<string, string>> };
+  destination?: string;
+  client?: { source: string; tags: Record<string, string[]>; ignored: string[] };
+  policies: PolicyReport[];
+  merged: Record<string, unknown>;
+  regions?: Record<string, Array<{ subset: Tag[]; conf: unknown; from: string[] }>>;
+  rules?: Record<string, KumaRule[]>;
+}
+
+export interface ExplainInput {
+  facts: RequestFacts;
+  identity?: ClientIdentity;
+  inbound?: string;
+  withRules: boolean;
+}
+
+/** Validates an /explain body; every problem is reported as a violation. */
+export function parseExplainInput(body: unknown): { input?: ExplainInput; violations: Violation[] } {
+  const issues = new Issues();
+  const o = issues.obj(body, "body") ?? {};
+  const direction = issues.oneOf(o.direction ?? "inbound", "direction", ["inbound", "outbound"] as const) ?? "inbound";
+  const headers = new Map<string, string>();
+  const h = issues.stringMap(o.headers, "headers", false) ?? {};
+  for (const [k, v] of Object.entries(h)) headers.set(k.toLowerCase(), String(v));
+  const client = issues.obj(o.client, "client", false) ?? {};
+  const xfcc = issues.str(client.xfcc, at("client", "xfcc"), false);
+  if (xfcc) headers.set("x-forwarded-client-cert", xfcc);
+  const kumaTags = issues.str(client.kumaTags, at("client", "kumaTags"), false);
+  if (kumaTags) headers.set("x-kuma-tags", kumaTags);
+  const uriSans = (issues.arr(client.uriSans, at("client", "uriSans"), false) ?? []).filter((u): u is string => typeof u === "string");
+  let identity: ClientIdentity | undefined;
+  if (client.tags !== undefined) {
+    const tags = issues.obj(client.tags, at("client", "tags"));
+    const ok = tags && Object.values(tags).every((v) => typeof v === "string" || (Array.isArray(v) && v.every((x) => typeof x === "string")));
+    if (tags && !ok) issues.add(at("client", "tags"), "must map tag keys to a string or a list of strings");
+    if (tags && ok) identity = { tags: tagSet(tags as Record<string, string | string[]>), source: "none", ignored: [] };
+  }
+  const method = (issues.str(o.method, "method", false) ?? "GET").toUpperCase();
+  const path = issues.str(o.path, "path", false) ?? "/";
+  const authority = issues.str(o.authority, "authority", false) ?? headers.get(":authority") ?? "";
+  const inbound = o.inbound === undefined ? undefined : String(o.inbound);
+  if (issues.list.length > 0) return { violations: issues.list };
+  const facts: RequestFacts = { direction, method, path, authority, scheme: "http", headers, peerUriSans: uriSans };
+  return { input: { facts, identity, inbound, withRules: o.rules === true }, violations: [] };
+}
+
+export function explainRequest(engine: PolicyEngine, input: ExplainInput): ExplainReport {
+  const ev = engine.evaluate(input.facts, { dryRun: true, identity: input.identity, inbound: input.inbound });
+  const report: ExplainReport = { decision: ev.decision, direction: input.facts.direction, policies: [], merged: {} };
+  if (ev.outbound) {
+    const ob = ev.outbound;
+    report.destination = ob.service;
+    const contributing = new Set(ob.matched?.rule.sources.map((s) => s.policy) ?? []);
+    for (const p of ev.snapshot?.outbound.routes ?? []) report.policies.push(policyReport(p, contributing.has(p)));
+    if (ob.matched) report.merged.MeshHTTPRoute = ob.matched.rule.default;
+    if (input.withRules) report.rules = { MeshHTTPRoute: ob.rules.map((r) => ({ subset: [], conf: { matches: r.matches, default: r.default }, origin: r.sources.map((s) => `${s.policy.name} ${s.rule}`) })) };
+    return report;
+  }
+  if (ev.identity) {
+    const source = input.identity ? "explain" : ev.identity.source;
+    report.client = { source, tags: tagSetToObject(ev.identity.tags), ignored: ev.identity.ignored };
+  }
+  if (ev.inbound) report.inbound = { name: ev.inbound.inbound.name, tags: ev.inbound.inbound.tags };
+  report.regions = {};
+  for (const t of ev.trace) {
+    const contributing = new Set(t.matches.flatMap((m) => m.items.map((i) => i.policy)));
+    for (const p of t.plan.policies) report.policies.push(policyReport(p, contributing.has(p)));
+    if (t.matches[0]) report.merged[t.kind] = t.matches[0].conf;
+    report.regions[t.kind] = t.matches.map((m) => ({ subset: regionTags(t.plan, m.positives), conf: m.conf, from: m.items.map((i) => `${i.policy.name} from[${i.index}]`) }));
+  }
+  if (input.withRules && ev.inbound) {
+    report.rules = {};
+    for (const [kind, plan] of Object.entries(ev.inbound.from)) report.rules[kind] = buildRules(plan.items).rules;
+  }
+  return report;
+}
+
+function policyReport(p: { type: string; name: string; origin?: string; spec: { targetRef: unknown } }, contributed: boolean): PolicyReport {
+  return { kind: p.type, name: p.name, ...(p.origin ? { origin: p.origin } : {}), targetRef: p.spec.targetRef, contributed };
+}
+

@@ -1,0 +1,126 @@
+// Who is calling: client tags from the mTLS peer (ext_proc attribute connection.uri_san_peer_certificate, or
+// the x-forwarded-client-cert URI= entries Envoy sets), or from x-kuma-tags only when configured to trust it.
+// spiffe://<mesh>/<service> → kuma.io/service; kuma://<key>/<value> → key=value (reference §3.6–3.7).
+import { SERVICE_TAG } from "./dataplane.js";
+import type { TagSet } from "./types.js";
+
+export type IdentitySource = "peer-cert" | "xfcc" | "x-kuma-tags" | "none";
+
+export interface ClientIdentity {
+  tags: TagSet;
+  source: IdentitySource;
+  /** URIs that did not map to a tag (other trust domain, unknown scheme). */
+  ignored: string[];
+}
+
+export interface IdentityOptions {
+  mesh: string;
+  trustKumaTagsHeader: boolean;
+}
+
+export interface IdentityInput {
+  headers: ReadonlyMap<string, string>;
+  peerUriSans: readonly string[];
+}
+
+export function clientIdentity(input: IdentityInput, opts: IdentityOptions): ClientIdentity {
+  if (input.peerUriSans.length > 0) return { ...tagsFromUris(input.peerUriSans, opts.mesh), source: "peer-cert" };
+  const xfcc = input.headers.get("x-forwarded-client-cert");
+  if (xfcc) {
+    const uris = xfccUris(xfcc);
+    if (uris.length > 0) return { ...tagsFromUris(uris, opts.mesh), source: "xfcc" };
+  }
+  const kumaTags = input.headers.get("x-kuma-tags");
+  if (opts.trustKumaTagsHeader && kumaTags) return { tags: parseKumaTagsHeader(kumaTags), source: "x-kuma-tags", ignored: [] };
+  return { tags: new Map(), source: "none", ignored: [] };
+}
+
+/** URI SANs → tags. Only `spiffe://` URIs of our own mesh (trust domain) count, as in Kuma's RBAC principals. */
+export function tagsFromUris(uris: readonly string[], mesh: string): { tags: TagSet; ignored: string[] } {
+  const tags = new Map<string, Set<string>>();
+  const ignored: string[] = [];
+  const put = (k: string, v: string): void => {
+    if (!tags.has(k)) tags.set(k, new Set());
+    tags.get(k)!.add(v);
+  };
+  for (const uri of uris) {
+    const spiffe = /^spiffe:\/\/([^/]+)\/(.+)$/.exec(uri);
+    const kuma = /^kuma:\/\/([^/]+)\/(.+)$/.exec(uri);
+    if (spiffe && spiffe[1] === mesh) put(SERVICE_TAG, decode(spiffe[2]!));
+    else if (kuma) put(decode(kuma[1]!), decode(kuma[2]!));
+    else ignored.push(uri);
+  }
+  return { tags, ignored };
+}
+
+/**
+ * URI= values of the last (nearest) element of an x-forwarded-client-cert header.
+ * Grammar: elements separated by ",", pairs by ";", values optionally double-quoted with \" escapes.
+ */
+export function xfccUris(header: string): string[] {
+  const elements = splitOutsideQuotes(header, ",");
+  const last = elements[elements.length - 1] ?? "";
+  const uris: string[] = [];
+  for (const pair of splitOutsideQuotes(last, ";")) {
+    const eq = pair.indexOf("=");
+    if (eq < 0 || pair.slice(0, eq).trim().toLowerCase() !== "uri") continue;
+    uris.push(unquote(pair.slice(eq + 1).trim()));
+  }
+  return uris.filter(Boolean);
+}
+
+/** x-kuma-tags: `&key=v1,v2&&key2=v3&`. */
+export function parseKumaTagsHeader(value: string): TagSet {
+  const tags = new Map<string, Set<string>>();
+  for (const block of value.split("&")) {
+    const eq = block.indexOf("=");
+    if (eq <= 0) continue;
+    const values = block.slice(eq + 1).split(",").filter(Boolean);
+    if (values.length > 0) tags.set(block.slice(0, eq), new Set(values));
+  }
+  return tags;
+}
+
+/** Stable text form of a tag set (sorted), for cache keys and logs. */
+export function tagSetKey(tags: TagSet): string {
+  return [...tags.keys()].sort().map((k) => `${k}=${[...tags.get(k)!].sort().join("|")}`).join("&");
+}
+
+export function tagSetToObject(tags: TagSet): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const k of [...tags.keys()].sort()) out[k] = [...tags.get(k)!].sort();
+  return out;
+}
+
+function splitOutsideQuotes(s: string, sep: string): string[] {
+  const parts: string[] = [];
+  let cur = "";
+  let quoted = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === "\\" && quoted && i + 1 < s.length) {
+      cur += c + s[++i];
+      continue;
+    }
+    if (c === '"') quoted = !quoted;
+    if (c === sep && !quoted) {
+      parts.push(cur);
+      cur = "";
+    } else cur += c;
+  }
+  parts.push(cur);
+  return parts;
+}
+
+function unquote(v: string): string {
+  if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) return v.slice(1, -1).replace(/\\(.)/g, "$1");
+  return v;
+}
+
+function decode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

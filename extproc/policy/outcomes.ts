@@ -1,0 +1,88 @@
+// Turns a matched MeshFaultInjection or MeshRateLimit conf into a local reply or a delay, and builds local
+// replies (with the optional explain header). Shared by inbound decisions; no I/O.
+import type { Explanation, RespondDecision } from "../decision.js";
+import { sampleFaults } from "./faults.js";
+import type { FromItem, FromMatch } from "./from-items.js";
+import { httpRequestRate, type BucketStore } from "./rate-limit.js";
+import { splitValues } from "./routes.js";
+
+export const EXPLAIN_HEADER = "x-meshext-decision";
+
+export interface EvalContext {
+  nowMs: number;
+  random: () => number;
+  buckets: BucketStore;
+  /** Explain mode: do not consume rate-limit tokens. */
+  dryRun: boolean;
+  /** Longest delay Envoy will wait for (message timeout budget); longer delays are capped. */
+  maxDelayMs: number;
+  explainHeader: boolean;
+}
+
+export function respond(status: number, body: string, headers: Array<[string, string]>, explain: Explanation, ctx: EvalContext): RespondDecision {
+  const all = [...headers];
+  if (ctx.explainHeader) {
+    const parts = [explain.action, `kind=${explain.kind}`];
+    if (explain.policy) parts.push(`policy=${explain.policy}`);
+    if (explain.rule) parts.push(`rule=${explain.rule}`);
+    all.push([EXPLAIN_HEADER, parts.join("; ")]);
+  }
+  return { type: "respond", status, body, headers: all, explain };
+}
+
+export interface FaultResult {
+  decision?: RespondDecision;
+  delayMs: number;
+  explain: Explanation;
+  outcome: string;
+}
+
+export function faultDecision(match: FromMatch, item: FromItem | undefined, who: string, ctx: EvalContext): FaultResult {
+  const sampled = sampleFaults(match.conf.http, ctx.random);
+  const policy = item?.policy.name;
+  const rule = item ? `from[${item.index}]` : undefined;
+  let delayMs = sampled.delayMs;
+  let capNote = "";
+  if (delayMs > ctx.maxDelayMs) {
+    capNote = ` (capped from ${delayMs}ms: raise Envoy max_message_timeout)`;
+    delayMs = ctx.maxDelayMs;
+  }
+  const base = { kind: "MeshFaultInjection" as const, ...(policy ? { policy } : {}), ...(rule ? { rule } : {}) };
+  if (sampled.abort) {
+    const explain: Explanation = { ...base, action: "abort", reason: `${who}: abort ${sampled.abort.httpStatus} from http[${sampled.abort.element}]` };
+    const decision = respond(sampled.abort.httpStatus, "fault filter abort", [], explain, ctx);
+    if (delayMs > 0) decision.delayMs = delayMs;
+    return { decision, delayMs, explain, outcome: `abort ${sampled.abort.httpStatus}` };
+  }
+  const explain: Explanation = { ...base, action: "allow", reason: delayMs > 0 ? `${who}: delayed ${delayMs}ms${capNote}` : `${who}: no fault sampled` };
+  return { delayMs, explain, outcome: delayMs > 0 ? `delay ${delayMs}ms` : "no fault sampled" };
+}
+
+export interface LimitResult {
+  decision?: RespondDecision;
+  outcome: string;
+}
+
+interface OnRateLimit {
+  status?: number;
+  headers?: { set?: Array<{ name: string; value: string }>; add?: Array<{ name: string; value: string }> };
+}
+
+export function limitDecision(inbound: string, match: FromMatch, item: FromItem | undefined, who: string, ctx: EvalContext): LimitResult {
+  const local = match.conf.local as { http?: { onRateLimit?: OnRateLimit } } | undefined;
+  const rate = httpRequestRate(local);
+  if (!rate) return { outcome: "rate limiting disabled" };
+  const bucket = ctx.buckets.get(inbound, rate, ctx.nowMs);
+  if (bucket.take(ctx.nowMs, ctx.dryRun)) return { outcome: `within ${rate.num} per ${rate.intervalMs}ms` };
+  const on = local?.http?.onRateLimit ?? {};
+  const headers: Array<[string, string]> = [];
+  for (const h of on.headers?.set ?? []) for (const v of splitValues(h.value)) headers.push([h.name.toLowerCase(), v]);
+  for (const h of on.headers?.add ?? []) headers.push([h.name.toLowerCase(), h.value]);
+  const explain: Explanation = {
+    action: "rate-limit",
+    kind: "MeshRateLimit",
+    ...(item ? { policy: item.policy.name, rule: `from[${item.index}]` } : {}),
+    reason: `${who}: over ${rate.num} requests per ${rate.intervalMs}ms on inbound ${inbound}`,
+  };
+  return { decision: respond(on.status ?? 429, "local_rate_limited", headers, explain, ctx), outcome: "rate limited" };
+}

@@ -1,0 +1,14 @@
+// Seedable random source ([0, 1)) so percentage-based faults can be tested deterministically (mulberry32).
+
+export type RandomSource = () => number;
+
+export function seededRandom(seed: number): RandomSource {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
