@@ -1,0 +1,159 @@
+// Typed wrappers over abi/imports.ts: they return a status or a nullable value and never abort.
+// Data the host returns lands in memory from proxy_on_memory_allocate; it is copied out and freed here.
+import * as env from "./imports";
+import { Status } from "./types";
+
+// Return slots for host calls; static memory, zeroed before each call because Envoy leaves them
+// untouched when it returns Ok with zero bytes.
+const RET_PTR: usize = memory.data(8);
+const RET_LEN: usize = memory.data(8);
+const RET_CAS: usize = memory.data(8);
+
+function clearReturnSlots(): void {
+  store<u64>(RET_PTR, 0);
+  store<u64>(RET_LEN, 0);
+  store<u64>(RET_CAS, 0);
+}
+
+/** Bytes the host allocated through proxy_on_memory_allocate, copied into a managed buffer and freed. */
+function takeReturnedBytes(): ArrayBuffer {
+  const ptr = load<u32>(RET_PTR);
+  const len = load<u32>(RET_LEN);
+  const out = new ArrayBuffer(<i32>len);
+  if (ptr != 0) {
+    if (len > 0) memory.copy(changetype<usize>(out), ptr, len);
+    heap.free(ptr);
+  }
+  return out;
+}
+
+function takeReturnedString(): string {
+  const ptr = load<u32>(RET_PTR);
+  const len = load<u32>(RET_LEN);
+  if (ptr == 0) return "";
+  const out = String.UTF8.decodeUnsafe(ptr, len);
+  heap.free(ptr);
+  return out;
+}
+
+/** UTF-8 bytes of a string; constants are encoded once by their owners and passed as ArrayBuffer. */
+export function utf8(text: string): ArrayBuffer {
+  return String.UTF8.encode(text);
+}
+
+function ptrOf(buffer: ArrayBuffer): usize {
+  return changetype<usize>(buffer);
+}
+
+function lenOf(buffer: ArrayBuffer): usize {
+  return <usize>buffer.byteLength;
+}
+
+// ---- logging and time -------------------------------------------------------------------------
+
+export function log(level: u32, message: string): void {
+  const bytes = utf8(message);
+  env.proxy_log(level, ptrOf(bytes), lenOf(bytes));
+}
+
+/** Wall-clock time in ms since the Unix epoch, or 0 if the host cannot tell. */
+export function nowMs(): i64 {
+  store<u64>(RET_CAS, 0);
+  if (env.proxy_get_current_time_nanoseconds(RET_CAS) != Status.Ok) return 0;
+  return <i64>(load<u64>(RET_CAS) / 1_000_000);
+}
+
+export function setTickPeriodMs(periodMs: u32): u32 {
+  return env.proxy_set_tick_period_milliseconds(periodMs);
+}
+
+// ---- headers, properties, buffers -------------------------------------------------------------
+
+/** First value of a header, or null when absent or unavailable in this callback. */
+export function getHeader(mapType: u32, key: ArrayBuffer): string | null {
+  clearReturnSlots();
+  if (env.proxy_get_header_map_value(mapType, ptrOf(key), lenOf(key), RET_PTR, RET_LEN) != Status.Ok) return null;
+  return takeReturnedString();
+}
+
+export function addHeader(mapType: u32, key: ArrayBuffer, value: ArrayBuffer): u32 {
+  return env.proxy_add_header_map_value(mapType, ptrOf(key), lenOf(key), ptrOf(value), lenOf(value));
+}
+
+export function replaceHeader(mapType: u32, key: ArrayBuffer, value: ArrayBuffer): u32 {
+  return env.proxy_replace_header_map_value(mapType, ptrOf(key), lenOf(key), ptrOf(value), lenOf(value));
+}
+
+/** A property as a string (path segments already '\0'-joined in `path`), or null. */
+export function getPropertyString(path: ArrayBuffer): string | null {
+  clearReturnSlots();
+  if (env.proxy_get_property(ptrOf(path), lenOf(path), RET_PTR, RET_LEN) != Status.Ok) return null;
+  return takeReturnedString();
+}
+
+/** Up to maxSize bytes of a host buffer from `start`, or null when the buffer is not available. */
+export function getBufferBytes(bufferType: u32, start: u32, maxSize: u32): ArrayBuffer | null {
+  clearReturnSlots();
+  if (env.proxy_get_buffer_bytes(bufferType, start, maxSize, RET_PTR, RET_LEN) != Status.Ok) return null;
+  return takeReturnedBytes();
+}
+
+export function sendLocalResponse(statusCode: u32, details: ArrayBuffer, body: ArrayBuffer, headerPairs: ArrayBuffer): u32 {
+  return env.proxy_send_local_response(
+    statusCode, ptrOf(details), lenOf(details), ptrOf(body), lenOf(body), ptrOf(headerPairs), lenOf(headerPairs), -1,
+  );
+}
+
+// ---- outbound calls ---------------------------------------------------------------------------
+
+/** Result of proxy_http_call: `status` is a proxy_status_t; `token` is valid only when status is Ok. */
+export class CallResult {
+  constructor(public status: u32, public token: u32) {}
+}
+
+export function httpCall(cluster: ArrayBuffer, headerPairs: ArrayBuffer, timeoutMs: u32): CallResult {
+  clearReturnSlots();
+  const status = env.proxy_http_call(
+    ptrOf(cluster), lenOf(cluster), ptrOf(headerPairs), lenOf(headerPairs), 0, 0, 0, 0, timeoutMs, RET_PTR,
+  );
+  return new CallResult(status, load<u32>(RET_PTR));
+}
+
+// ---- metrics ----------------------------------------------------------------------------------
+
+/** Metric id, or -1 when the host refused the definition. */
+export function defineMetric(metricType: u32, name: string): i64 {
+  const bytes = utf8(name);
+  store<u32>(RET_PTR, 0);
+  if (env.proxy_define_metric(metricType, ptrOf(bytes), lenOf(bytes), RET_PTR) != Status.Ok) return -1;
+  return <i64>load<u32>(RET_PTR);
+}
+
+export function incrementMetric(id: u32, offset: i64): u32 {
+  return env.proxy_increment_metric(id, offset);
+}
+
+export function recordMetric(id: u32, value: i64): u32 {
+  return env.proxy_record_metric(id, value);
+}
+
+// ---- shared data ------------------------------------------------------------------------------
+
+/** A shared-data entry with the CAS token to pass back when replacing it. */
+export class SharedValue {
+  constructor(public status: u32, public value: ArrayBuffer, public cas: u32) {}
+}
+
+/** status Ok with value+cas, NotFound for a missing key (value empty, cas 0), or another failure. */
+export function getSharedData(key: ArrayBuffer): SharedValue {
+  clearReturnSlots();
+  const status = env.proxy_get_shared_data(ptrOf(key), lenOf(key), RET_PTR, RET_LEN, RET_CAS);
+  if (status != Status.Ok) return new SharedValue(status, new ArrayBuffer(0), 0);
+  const cas = load<u32>(RET_CAS);
+  return new SharedValue(status, takeReturnedBytes(), cas);
+}
+
+/** Write only if the entry still has `cas` (0 = unconditional); CasMismatch when another VM won. */
+export function setSharedData(key: ArrayBuffer, value: ArrayBuffer, cas: u32): u32 {
+  return env.proxy_set_shared_data(ptrOf(key), lenOf(key), ptrOf(value), lenOf(value), cas);
+}

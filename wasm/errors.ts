@@ -1,0 +1,16 @@
+// Log message texts (E_* constants), so the wording lives in one place and tests can match it.
+// Kept short on purpose: AssemblyScript stores strings as UTF-16, and the module has a 16 KiB budget.
+
+export const E_CONFIG_INVALID: string = "invalid plugin configuration: ";
+export const E_CONFIG_EXPECTED: string =
+  "; expected {poll:{cluster,path,authority,periodMs,timeoutMs},health:{path,answerWhenServing},drainingHeader,closeRampMs,draining} (all optional)";
+export const E_CONFIG_NOT_JSON: string = "not a JSON object";
+export const E_CONFIG_UNAVAILABLE: string = "plugin configuration unavailable";
+export const E_METRIC_DEFINE: string = "cannot define metric ";
+export const E_POLL_DISPATCH: string = "poll not dispatched, status ";
+export const E_POLL_RESET: string = "poll failed: no response";
+export const E_POLL_STATUS: string = "poll answered HTTP ";
+export const E_POLL_MALFORMED: string = "poll body malformed";
+export const E_SHARED_WRITE: string = "shared data write failed, status ";
+export const E_LOCAL_REPLY: string = "local reply failed, status ";
+export const E_HEADER_WRITE: string = "header write failed, status ";

@@ -1,0 +1,8 @@
+// Filter log lines, all prefixed "meshext_drain: " so they are grep-able in Envoy's log.
+import { log } from "./abi/host";
+
+const PREFIX = "meshext_drain: ";
+
+export function logAt(level: u32, message: string): void {
+  log(level, PREFIX + message);
+}

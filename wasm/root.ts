@@ -1,0 +1,139 @@
+// Root context of the drain filter: validates configuration, ticks, polls the sidecar's /drain on
+// the root context, shares the state across VMs, keeps metrics, and makes one DrainStream per request.
+import { Context, RootContext } from "./abi/context";
+import { getBufferBytes, getHeader, httpCall, nowMs, setTickPeriodMs, utf8} from "./abi/host";
+import { logAt } from "./logging";
+import { encodePairs } from "./abi/pairs";
+import { BufferType, LogLevel, MapType, Status } from "./abi/types";
+import { parseConfig, PluginConfig } from "./config";
+import * as contract from "./contract";
+import { CloseRamp, DrainState, effectiveState } from "./drain";
+import * as errors from "./errors";
+import { DrainStream } from "./filter";
+import { DrainMetrics } from "./metrics";
+import { parseDrainBody } from "./poll";
+import { claimPoll, readSharedState, storeSharedState } from "./shared";
+
+const STATUS_KEY = utf8(":status");
+const MAX_BODY_BYTES: u32 = 4096;
+
+export class DrainRoot extends RootContext {
+  config: PluginConfig = new PluginConfig();
+  metrics: DrainMetrics = new DrainMetrics();
+  ramp: CloseRamp = new CloseRamp();
+  /** What the sidecar said last (through shared data or our own poll). */
+  polled: DrainState = new DrainState();
+  /** What requests see: `polled`, or forced draining from the configuration. */
+  state: DrainState = new DrainState();
+  forcedSinceMs: i64 = 0;
+  pendingToken: u32 = 0;
+  pendingSinceMs: i64 = 0;
+  clusterBytes: ArrayBuffer = new ArrayBuffer(0);
+  pollHeaders: ArrayBuffer = new ArrayBuffer(0);
+  drainingHeaderBytes: ArrayBuffer = new ArrayBuffer(0);
+
+  onVmStart(vmConfigSize: u32): bool {
+    this.metrics.defineAll();
+    return true;
+  }
+
+  onConfigure(pluginConfigSize: u32): bool {
+    let text = "";
+    if (pluginConfigSize > 0) {
+      const bytes = getBufferBytes(BufferType.PluginConfiguration, 0, pluginConfigSize);
+      if (bytes === null) {
+        logAt(LogLevel.Critical, errors.E_CONFIG_UNAVAILABLE);
+        return false;
+      }
+      text = String.UTF8.decode(bytes);
+    }
+    const result = parseConfig(text);
+    const config = result.config;
+    if (config === null) {
+      logAt(LogLevel.Critical, errors.E_CONFIG_INVALID + result.error + errors.E_CONFIG_EXPECTED);
+      return false;
+    }
+    this.config = config;
+    this.clusterBytes = utf8(config.pollCluster);
+    this.pollHeaders = encodePairs(
+      [":method", ":path", ":authority", "accept"],
+      ["GET", config.pollPath, config.pollAuthority, "application/json"],
+    );
+    this.drainingHeaderBytes = utf8(config.drainingHeader);
+    this.forcedSinceMs = config.draining ? nowMs() : 0;
+    setTickPeriodMs(config.pollPeriodMs);
+    this.sync();
+    this.metrics.recordState(this.state);
+    return true;
+  }
+
+  onTick(): void {
+    this.sync();
+    const now = nowMs();
+    if (this.pendingToken != 0) {
+      // Envoy always answers (a timeout answers with no headers); this only guards a lost answer.
+      if (now - this.pendingSinceMs < <i64>this.config.pollTimeoutMs + <i64>this.config.pollPeriodMs) return;
+      this.pendingToken = 0;
+    }
+    if (claimPoll(now, this.config.pollPeriodMs)) this.poll(now);
+  }
+
+  poll(now: i64): void {
+    const call = httpCall(this.clusterBytes, this.pollHeaders, this.config.pollTimeoutMs);
+    if (call.status != Status.Ok) {
+      logAt(LogLevel.Warn, errors.E_POLL_DISPATCH + call.status.toString() + ", cluster " + this.config.pollCluster);
+      this.metrics.pollFailed(contract.POLL_ERROR_DISPATCH);
+      return;
+    }
+    this.pendingToken = call.token;
+    this.pendingSinceMs = now;
+  }
+
+  /** A failed or malformed answer keeps the last state and counts an error by reason. */
+  onHttpCallResponse(token: u32, headerCount: u32, bodySize: u32, trailerCount: u32): void {
+    if (token != this.pendingToken) return;
+    this.pendingToken = 0;
+    if (headerCount == 0) {
+      logAt(LogLevel.Warn, errors.E_POLL_RESET);
+      this.metrics.pollFailed(contract.POLL_ERROR_RESET);
+      return;
+    }
+    const status = getHeader(MapType.HttpCallResponseHeaders, STATUS_KEY);
+    if (status === null || status != "200") {
+      logAt(LogLevel.Warn, errors.E_POLL_STATUS + (status === null ? "?" : status));
+      this.metrics.pollFailed(contract.POLL_ERROR_STATUS);
+      return;
+    }
+    const body = bodySize > 0 && bodySize <= MAX_BODY_BYTES
+      ? getBufferBytes(BufferType.HttpCallResponseBody, 0, bodySize)
+      : null;
+    let polled: DrainState | null = null;
+    if (body !== null) polled = parseDrainBody(String.UTF8.decode(body), this.polled, this.pendingSinceMs);
+    if (polled === null) {
+      logAt(LogLevel.Warn, errors.E_POLL_MALFORMED);
+      this.metrics.pollFailed(contract.POLL_ERROR_MALFORMED);
+      return;
+    }
+    this.metrics.pollSucceeded();
+    storeSharedState(polled);
+    this.sync();
+  }
+
+  /** Adopt the shared state (if any VM stored one) and refresh gauges when it changed. */
+  sync(): void {
+    const shared = readSharedState();
+    if (shared !== null) this.polled = shared;
+    const next = effectiveState(this.polled, this.config.draining, this.forcedSinceMs);
+    if (next.equals(this.state)) return;
+    this.state = next;
+    this.ramp = new CloseRamp();
+    this.metrics.recordState(next);
+    logAt(LogLevel.Info, next.draining
+      ? "draining since " + next.sinceMs.toString() + " ms (deadline " + next.deadlineMs.toString() + " ms)"
+      : "serving");
+  }
+
+  newHttpContext(contextId: u32): Context {
+    return new DrainStream(contextId, this);
+  }
+}
