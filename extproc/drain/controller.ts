@@ -178,18 +178,13 @@ export class DrainController {
    */
   signal(name: string): SignalOutcome {
     this.signals += 1;
-    if (this.phaseNow === "done") return "ignored";
+    const outcome: SignalOutcome = this.phaseNow === "done" ? "ignored" : this.signals === 1 ? "start" : this.signals === 2 ? "hurry" : "force";
+    this.log.info({ signal: name, count: this.signals, outcome, phase: this.phaseNow }, `received ${name}: ${outcome}`);
     const reason = `${name} #${this.signals}`;
-    if (this.signals === 1) {
-      void this.start(name);
-      return "start";
-    }
-    if (this.signals === 2) {
-      this.hurry(reason);
-      return "hurry";
-    }
-    this.force(reason);
-    return "force";
+    if (outcome === "start") void this.start(name);
+    else if (outcome === "hurry") this.hurry(reason);
+    else if (outcome === "force") this.force(reason);
+    return outcome;
   }
 
   private async run(): Promise<void> {
