@@ -64,6 +64,17 @@ export async function loadPatchDir(dir: string): Promise<ContainerPatchSource> {
 /** A control plane that does not answer within this is unavailable: injection must not hang. */
 const CONTROL_PLANE_TIMEOUT_MS = 5000;
 
+/** " (detail)" from a Kuma / problem-details error body, to tell a missing patch from a missing endpoint. */
+function problemDetail(body: string): string {
+  try {
+    const p = JSON.parse(body) as { detail?: unknown; details?: unknown; title?: unknown };
+    const text = p.detail ?? p.details ?? p.title;
+    return typeof text === "string" && text !== "" ? ` (${text})` : "";
+  } catch {
+    return "";
+  }
+}
+
 export function controlPlaneSource(baseUrl: string, token: string, timeoutMs = CONTROL_PLANE_TIMEOUT_MS): ContainerPatchSource {
   return {
     async get(name) {
@@ -78,7 +89,7 @@ export function controlPlaneSource(baseUrl: string, token: string, timeoutMs = C
       } catch (err) {
         return { status: "unavailable", message: `GET ${url}: ${(err as Error).message}` };
       }
-      if (res.status === 404) return { status: "not_found", where: url };
+      if (res.status === 404) return { status: "not_found", where: `${url}${problemDetail(body)}` };
       if (res.status !== 200) return { status: "unavailable", message: `GET ${url}: HTTP ${res.status}` };
       let raw: unknown;
       try {

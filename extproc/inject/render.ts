@@ -20,8 +20,10 @@ export const SIDECAR_ADMIN_PORT = sidecarDefaultPort("adminListen");
 export const DRAIN_PATH = "/drain?wait=true";
 const ENVOY_CONFIG_DIR = "/etc/meshext";
 
-/** Kuma's default sidecar resources; override with a ContainerPatch. */
-const SIDECAR_RESOURCES = { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "1000m", memory: "512Mi" } };
+/** Kuma's default sidecar resources; override with a ContainerPatch. A fresh object per container. */
+function sidecarResources(): Record<string, unknown> {
+  return { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "1000m", memory: "512Mi" } };
+}
 const INIT_RESOURCES = { requests: { cpu: "20m", memory: "20Mi" }, limits: { cpu: "100m", memory: "50Mi" } };
 
 export interface RenderedSidecar {
@@ -63,7 +65,7 @@ export function renderSidecar(s: InjectSettings): RenderedSidecar {
       { name: "envoy-inbound", containerPort: INBOUND_REDIRECT_PORT, protocol: "TCP" },
       { name: "envoy-outbound", containerPort: OUTBOUND_REDIRECT_PORT, protocol: "TCP" },
     ],
-    resources: SIDECAR_RESOURCES,
+    resources: sidecarResources(),
     securityContext: proxySecurityContext(s.proxyUid),
     volumeMounts: [{ name: ENVOY_CONFIG_VOLUME, mountPath: ENVOY_CONFIG_DIR, readOnly: true }],
     lifecycle: drainPreStop(),
@@ -90,7 +92,7 @@ export function renderSidecar(s: InjectSettings): RenderedSidecar {
     // Readiness only: /ready is 503 while draining, which must take the pod out of endpoints,
     // never restart it (so no liveness probe on the same path).
     readinessProbe: { httpGet: { path: "/ready", port: SIDECAR_ADMIN_PORT }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 1 },
-    resources: SIDECAR_RESOURCES,
+    resources: sidecarResources(),
     securityContext: proxySecurityContext(s.proxyUid),
     lifecycle: drainPreStop(),
   };
