@@ -1,11 +1,12 @@
 // Composition of the sidecar process: metrics registry, readiness, gRPC ext_proc + health server,
 // admin HTTP server, and the current Decider. No signal handling here (see commands/sidecar.ts).
-import { collectDefaultMetrics, Registry } from "prom-client";
+import { Registry } from "prom-client";
 import { AdminServer } from "./admin/server.js";
 import { registerBasicRoutes } from "./admin/routes.js";
 import type { SidecarConfig } from "./config/sidecar.js";
 import { ALLOW_ALL, type Decider } from "./decision.js";
 import type { Logger } from "./log.js";
+import { collectProcessMetrics } from "./process-metrics.js";
 import { Readiness } from "./readiness.js";
 import { HealthService } from "./transport/health.js";
 import { TransportMetrics } from "./transport/metrics.js";
@@ -30,7 +31,7 @@ export interface Sidecar {
 
 export async function startSidecar(config: SidecarConfig, log: Logger): Promise<Sidecar> {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: "meshext_" });
+  collectProcessMetrics(registry);
   const readiness = new Readiness();
   const health = new HealthService();
   readiness.onChange((ready) => health.setServing(ready));
