@@ -50,19 +50,18 @@ export class DataplaneRegistry {
 
   /** POST _heartbeat: refreshes last-seen; a state change (online ↔ draining, or back from offline) is persisted. */
   async heartbeat(mesh: string, name: string, state: "online" | "draining" | undefined): Promise<Resource> {
-    const stored = this.store.get(DATAPLANE_TYPE.kind, mesh, name);
-    if (!stored) throw notFound(`dataplane ${mesh}/${name} is not registered (PUT it first)`);
+    if (!this.store.get(DATAPLANE_TYPE.kind, mesh, name)) throw notFound(`dataplane ${mesh}/${name} is not registered (PUT it first)`);
     const nowMs = this.now();
-    const previous = this.stateOf(stored, nowMs);
-    const next = state ?? (persistedState(stored) === "draining" ? "draining" : "online");
     this.lastSeenMs.set(key(mesh, name), nowMs);
-    if (next !== previous || persistedState(stored) !== next) {
-      const { resource } = await this.store.put(DATAPLANE_TYPE, { ...stored, status: statusAt(next, nowMs) });
-      this.log.info({ mesh, name, from: previous, to: next }, "dataplane state changed");
-      return this.view(resource);
-    }
+    const updated = await this.store.update(DATAPLANE_TYPE, mesh, name, (current) => {
+      const next = state ?? (persistedState(current) === "draining" ? "draining" : "online");
+      if (persistedState(current) === next) return undefined;
+      this.log.info({ mesh, name, from: persistedState(current), to: next }, "dataplane state changed");
+      return { ...current, status: statusAt(next, nowMs) };
+    });
+    if (!updated) throw notFound(`dataplane ${mesh}/${name} is not registered (PUT it first)`);
     this.notifier.notify();
-    return this.view(stored);
+    return this.view(updated);
   }
 
   /** DELETE: graceful deregistration; the dataplane is gone, not offline. */
@@ -88,8 +87,12 @@ export class DataplaneRegistry {
         this.log.info({ mesh: dp.mesh, name: dp.name, lastSeenTime: new Date(seenMs).toISOString() }, "garbage-collecting offline dataplane");
         await this.deregister(dp.mesh, dp.name);
       } else if (persistedState(dp) !== "offline") {
-        this.log.warn({ mesh: dp.mesh, name: dp.name, lastSeenTime: new Date(seenMs).toISOString() }, "dataplane went offline (missed heartbeats)");
-        await this.store.put(DATAPLANE_TYPE, { ...dp, status: statusAt("offline", seenMs) });
+        // Re-checked inside the write queue: a heartbeat queued meanwhile must not be overwritten by "offline".
+        await this.store.update(DATAPLANE_TYPE, dp.mesh, dp.name, (current) => {
+          if (this.stateOf(current, this.now()) !== "offline" || persistedState(current) === "offline") return undefined;
+          this.log.warn({ mesh: dp.mesh, name: dp.name, lastSeenTime: new Date(seenMs).toISOString() }, "dataplane went offline (missed heartbeats)");
+          return { ...current, status: statusAt("offline", this.lastSeen(current)) };
+        });
       }
     }
   }

@@ -1,7 +1,7 @@
 // Hostile-input guards for the control plane's request bodies: size limit, strict UTF-8, and a YAML
 // parse that refuses aliases, deep nesting, several documents and oversized node counts with a clear 400.
 import type { IncomingMessage } from "node:http";
-import { isAlias, parseDocument, visit } from "yaml";
+import { isAlias, isScalar, parseDocument, visit } from "yaml";
 import { badRequest, payloadTooLarge } from "./problems.js";
 
 export interface BodyLimits {
@@ -9,11 +9,11 @@ export interface BodyLimits {
   maxBodyBytes: number;
   /** Deepest accepted nesting of mappings/sequences. @default 64 */
   maxDepth: number;
-  /** Most accepted mapping/sequence/scalar nodes in one document. @default 20000 */
+  /** Most accepted mapping/sequence/scalar nodes in one document. @default 10000 */
   maxNodes: number;
 }
 
-export const DEFAULT_BODY_LIMITS: BodyLimits = { maxBodyBytes: 1 << 20, maxDepth: 64, maxNodes: 20_000 };
+export const DEFAULT_BODY_LIMITS: BodyLimits = { maxBodyBytes: 1 << 20, maxDepth: 64, maxNodes: 10_000 };
 
 /** Reads the body, failing with 413 as soon as it exceeds the limit (the rest is not buffered). */
 export function readBodyLimited(req: IncomingMessage, maxBodyBytes: number): Promise<Buffer> {
@@ -46,6 +46,19 @@ export function decodeUtf8(body: Buffer): string {
   }
 }
 
+/**
+ * Upper bound on the entries of a document (every entry needs a line break or a comma), checked before
+ * parsing: parse time grows with the node count, so a 1 MiB body of tiny entries must not reach the parser.
+ */
+function entryEstimate(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || c === 44) n++;
+  }
+  return n;
+}
+
 /** Deepest `[`/`{` nesting outside quoted strings: checked before parsing so the parser never recurses deeply. */
 function flowDepth(text: string): number {
   let depth = 0;
@@ -74,21 +87,37 @@ function measure(value: unknown, depth: number, limits: BodyLimits, count: { nod
 export function parseYamlSafe(text: string, limits: BodyLimits = DEFAULT_BODY_LIMITS): unknown {
   if (text.trim() === "") throw badRequest("request body is empty: expected a YAML or JSON resource");
   if (flowDepth(text) > limits.maxDepth) throw badRequest(`document nests deeper than ${limits.maxDepth} levels`);
+  if (entryEstimate(text) > limits.maxNodes) throw badRequest(`document has more than ${limits.maxNodes} nodes`);
   let doc;
   try {
-    doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+    // uniqueKeys is checked below in linear time: the library's check is quadratic in the keys of a mapping.
+    doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false });
   } catch (err) {
     throw badRequest(`request body is not valid YAML or JSON: ${(err as Error).message}`);
   }
   if (doc.errors.length) throw badRequest(`request body is not valid YAML or JSON: ${doc.errors[0]!.message}`);
   let hasAlias = false;
+  let duplicate: string | undefined;
   visit(doc, {
     Alias: () => {
       hasAlias = true;
       return visit.BREAK;
     },
+    Map: (_key, map) => {
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        const k = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+        if (seen.has(k)) {
+          duplicate = k;
+          return visit.BREAK;
+        }
+        seen.add(k);
+      }
+      return undefined;
+    },
   });
   if (hasAlias || isAlias(doc.contents)) throw badRequest("YAML aliases (*name) are not accepted in resources");
+  if (duplicate !== undefined) throw badRequest(`request body is not valid YAML or JSON: map keys must be unique (${JSON.stringify(duplicate)} repeats)`);
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 0 });

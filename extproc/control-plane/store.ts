@@ -66,7 +66,24 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
    * durable; the in-memory view changes only after that, so readers never see an unpersisted resource.
    */
   put(type: ResourceType, resource: Resource, now = new Date()): Promise<{ created: boolean; resource: Resource }> {
+    return this.serialised(() => this.write(type, resource, now));
+  }
+
+  /**
+   * Read-modify-write in the write queue: `change` sees the current resource (after every earlier queued
+   * write) and returns the replacement, or undefined to leave it. Resolves to the resource now stored.
+   */
+  update(type: ResourceType, mesh: string, name: string, change: (current: Resource) => Resource | undefined): Promise<Resource | undefined> {
     return this.serialised(async () => {
+      const current = this.get(type.kind, mesh, name);
+      if (!current) return undefined;
+      const next = change(current);
+      return next ? (await this.write(type, next, new Date())).resource : current;
+    });
+  }
+
+  private async write(type: ResourceType, resource: Resource, now: Date): Promise<{ created: boolean; resource: Resource }> {
+    {
       const previous = this.get(type.kind, resource.mesh, resource.name);
       const stamp = now.toISOString();
       const stored: Resource = {
@@ -79,7 +96,7 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
       this.byKind.get(type.kind)!.set(`${resource.mesh}/${resource.name}`, stored);
       this.committed({ kind: type.kind, mesh: resource.mesh, name: resource.name, op: "put" });
       return { created: previous === undefined, resource: stored };
-    });
+    }
   }
 
   /** Deletes a resource; resolves false when it did not exist. */
