@@ -57,7 +57,7 @@ export function parseExplainInput(body: unknown): { input?: ExplainInput; violat
     const tags = issues.obj(client.tags, at("client", "tags"));
     const ok = tags && Object.values(tags).every((v) => typeof v === "string" || (Array.isArray(v) && v.every((x) => typeof x === "string")));
     if (tags && !ok) issues.add(at("client", "tags"), "must map tag keys to a string or a list of strings");
-    if (tags && ok) identity = { tags: tagSet(tags as Record<string, string | string[]>), source: "none", ignored: [] };
+    if (tags && ok) identity = { tags: tagSet(tags as Record<string, string | string[]>), source: "described", ignored: [] };
   }
   const method = (issues.str(o.method, "method", false) ?? "GET").toUpperCase();
   const path = issues.str(o.path, "path", false) ?? "/";
@@ -81,7 +81,7 @@ export function explainRequest(engine: PolicyEngine, input: ExplainInput): Expla
     return report;
   }
   if (ev.identity) {
-    const source = input.identity ? "explain" : ev.identity.source;
+    const source = ev.identity.source;
     report.client = { source, tags: tagSetToObject(ev.identity.tags), ignored: ev.identity.ignored };
   }
   if (ev.inbound) report.inbound = { name: ev.inbound.inbound.name, tags: ev.inbound.inbound.tags };

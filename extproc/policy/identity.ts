@@ -4,7 +4,7 @@
 import { SERVICE_TAG } from "./dataplane.js";
 import type { TagSet } from "./types.js";
 
-export type IdentitySource = "peer-cert" | "xfcc" | "x-kuma-tags" | "none";
+export type IdentitySource = "peer-cert" | "xfcc" | "x-kuma-tags" | "described" | "none";
 
 export interface ClientIdentity {
   tags: TagSet;
@@ -45,7 +45,7 @@ export function tagsFromUris(uris: readonly string[], mesh: string): { tags: Tag
   };
   for (const uri of uris) {
     const spiffe = /^spiffe:\/\/([^/]+)\/(.+)$/.exec(uri);
-    const kuma = /^kuma:\/\/([^/]+)\/(.+)$/.exec(uri);
+    const kuma = /^kuma:\/\/(.+)\/([^/]+)$/.exec(uri);
     if (spiffe && spiffe[1] === mesh) put(SERVICE_TAG, decode(spiffe[2]!));
     else if (kuma) put(decode(kuma[1]!), decode(kuma[2]!));
     else ignored.push(uri);

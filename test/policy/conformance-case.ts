@@ -1,0 +1,107 @@
+// Runs one conformance case: <case>.input.yaml holds a title comment, a Dataplane, policies (unsorted),
+// an optional `engine:` doc (seed, flags, clock) and a `requests:` doc; the result is the golden's shape.
+import { readFileSync } from "node:fs";
+import { dataplaneFromObject } from "../../extproc/policy/dataplane.js";
+import { PolicyEngine } from "../../extproc/policy/engine.js";
+import { parseExplainInput } from "../../extproc/policy/explain.js";
+import { identify, parseDocuments, validatePolicyObject, type Rejected } from "../../extproc/policy/parse.js";
+import { seededRandom } from "../../extproc/policy/random.js";
+import { buildRules } from "../../extproc/policy/rules.js";
+import type { Policy } from "../../extproc/policy/types.js";
+import type { Decision } from "../../extproc/decision.js";
+
+interface EngineDoc {
+  seed?: number;
+  trustKumaTagsHeader?: boolean;
+  explainHeader?: boolean;
+  maxDelayMs?: number;
+  beforeFirstSync?: "allow" | "deny";
+  /** Do not load policies at all (before-first-sync cases). */
+  noSync?: boolean;
+}
+
+interface RequestDoc {
+  name: string;
+  /** Send this many identical requests; the golden then counts outcomes. */
+  samples?: number;
+  /** Advance the fake clock by this much before the request. */
+  advanceMs?: number;
+  [k: string]: unknown;
+}
+
+export interface CaseResult {
+  title: string;
+  rejected: Rejected[];
+  selected: Record<string, string[]>;
+  rules: Record<string, Record<string, unknown>>;
+  requests: Array<{ name: string; decision?: unknown; counts?: Record<string, number> }>;
+}
+
+export function runCase(inputFile: string): CaseResult {
+  const text = readFileSync(inputFile, "utf8");
+  const title = (/^#\s*(.*)$/m.exec(text.split("\n")[0] ?? "")?.[1] ?? "").trim();
+  if (!title) throw new Error(`${inputFile}: the first line must be a "# title" comment`);
+  const docs = parseDocuments(text);
+  const policies: Policy[] = [];
+  const rejected: Rejected[] = [];
+  let dataplaneDoc: unknown;
+  let engineDoc: EngineDoc = {};
+  let requests: RequestDoc[] = [];
+  for (const d of docs) {
+    const v = typeof d.value === "object" && d.value !== null ? (d.value as Record<string, unknown>) : undefined;
+    if (d.violations) rejected.push({ index: d.index, violations: d.violations });
+    else if (v?.type === "Dataplane") dataplaneDoc = v;
+    else if (v && "requests" in v) requests = v.requests as RequestDoc[];
+    else if (v && "engine" in v) engineDoc = v.engine as EngineDoc;
+    else {
+      const r = validatePolicyObject(d.value);
+      if (r.policy) policies.push(r.policy);
+      else rejected.push({ index: d.index, ...identify(d.value), violations: r.violations });
+    }
+  }
+  const dp = dataplaneFromObject(dataplaneDoc);
+  if (!dp.dataplane) throw new Error(`${inputFile}: bad Dataplane: ${JSON.stringify(dp.violations)}`);
+  let nowMs = 1_000_000;
+  const engine = new PolicyEngine({
+    dataplane: dp.dataplane,
+    random: seededRandom(engineDoc.seed ?? 1),
+    nowMs: () => nowMs,
+    trustKumaTagsHeader: engineDoc.trustKumaTagsHeader,
+    explainHeader: engineDoc.explainHeader,
+    maxDelayMs: engineDoc.maxDelayMs,
+    beforeFirstSync: engineDoc.beforeFirstSync,
+  });
+  if (!engineDoc.noSync) engine.replace(policies);
+  const snap = engine.current();
+  const selected: CaseResult["selected"] = {};
+  const rules: CaseResult["rules"] = {};
+  for (const ib of snap?.inbounds ?? []) {
+    rules[ib.inbound.name] = {};
+    for (const [kind, plan] of Object.entries(ib.from)) {
+      selected[`${ib.inbound.name} ${kind}`] = plan.policies.map((p) => p.name);
+      rules[ib.inbound.name]![kind] = buildRules(plan.items).rules;
+    }
+  }
+  if (snap && snap.outbound.routes.length > 0) selected["outbound MeshHTTPRoute"] = snap.outbound.routes.map((p) => p.name);
+  const out: CaseResult["requests"] = [];
+  for (const req of requests) {
+    nowMs += req.advanceMs ?? 0;
+    const { input, violations } = parseExplainInput(req);
+    if (!input) throw new Error(`${inputFile}: request ${req.name}: ${JSON.stringify(violations)}`);
+    const decide = (): Decision => engine.evaluate(input.facts, { identity: input.identity, inbound: input.inbound }).decision;
+    if (req.samples) {
+      const counts: Record<string, number> = {};
+      for (let i = 0; i < req.samples; i++) {
+        const k = outcomeKey(decide());
+        counts[k] = (counts[k] ?? 0) + 1;
+      }
+      out.push({ name: req.name, counts: Object.fromEntries(Object.entries(counts).sort()) });
+    } else out.push({ name: req.name, decision: decide() });
+  }
+  return { title, rejected, selected, rules, requests: out };
+}
+
+function outcomeKey(d: Decision): string {
+  const delay = d.delayMs ? ` +${d.delayMs}ms` : "";
+  return d.type === "respond" ? `${d.explain.action} ${d.status}${delay}` : `${d.explain.action}${delay}`;
+}
