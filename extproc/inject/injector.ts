@@ -6,7 +6,7 @@ import type { InjectFailure } from "./failure.js";
 import type { ContainerPatchSource } from "./patch-source.js";
 import { type Edit, patchNamesFor, planInjection } from "./plan.js";
 import type { RenderedSidecar } from "./render.js";
-import { findWorkloads, type Workload } from "./workload.js";
+import { CONTAINER_PATCHES_ANNOTATION, findWorkloads, type Workload } from "./workload.js";
 
 export type InjectOutcome = { ok: true; output: string; injected: string[] } | { ok: false; failure: InjectFailure };
 
@@ -44,7 +44,11 @@ export async function injectText(text: string, rendered: RenderedSidecar, defaul
     const docEdits: Edit[] = [];
     for (const found of findWorkloads(value)) {
       if (!found.ok) return { ok: false, failure: { code: "workload_invalid", workload: found.id, message: found.message } };
-      const resolved = await resolvePatches(found.workload, patchNamesFor(found.workload, defaultPatches), lookup);
+      const names = patchNamesFor(found.workload, defaultPatches);
+      if (!names) {
+        return { ok: false, failure: { code: "workload_invalid", workload: found.workload.id, message: `annotation ${CONTAINER_PATCHES_ANNOTATION} must be a string such as "a,b"` } };
+      }
+      const resolved = await resolvePatches(found.workload, names, lookup);
       if (!resolved.ok) return resolved;
       const plan = planInjection(found.workload, rendered, resolved.patches);
       if (!plan.ok) return plan;

@@ -14,10 +14,14 @@ export type Edit = { op: "set"; path: Path; value: unknown } | { op: "append"; p
 
 export type Plan = { ok: true; edits: Edit[] } | { ok: false; failure: InjectFailure };
 
-/** The annotation's names in order; absent annotation → the defaults; empty annotation → none. */
-export function patchNamesFor(w: Workload, defaults: readonly string[]): string[] {
+/**
+ * The annotation's names in order; absent annotation → the defaults; empty annotation → none.
+ * undefined when the annotation is not a string (Kubernetes would reject it; we do not guess).
+ */
+export function patchNamesFor(w: Workload, defaults: readonly string[]): string[] | undefined {
   const listed = w.annotations[CONTAINER_PATCHES_ANNOTATION];
-  return typeof listed === "string" ? splitNames(listed) : [...defaults];
+  if (listed === undefined || listed === null) return [...defaults];
+  return typeof listed === "string" ? splitNames(listed) : undefined;
 }
 
 /** Replaces the item of the same name (unless already equal: re-injection edits nothing) or appends it. */

@@ -103,3 +103,10 @@ test("inject › a Job's own annotation is read when its pod template has none",
   const f = await refused(t, input);
   t.is(f.patch, "nope");
 });
+
+test("inject › a container-patches annotation that is not a string is refused, not defaulted", async (t) => {
+  const input = podYaml().replace("  namespace: demo\n", "  namespace: demo\n  annotations:\n    kuma.io/container-patches: [privileged]\n");
+  const f = await refused(t, input, undefined, ["--default-patches=memory-1gi"]);
+  t.is(f.code, "workload_invalid");
+  t.regex(f.message, /must be a string/);
+});

@@ -102,3 +102,9 @@ test("inject › input without a workload comes back unchanged", async (t) => {
   const input = "apiVersion: v1\nkind: ConfigMap\nmetadata:   {name: x}\n";
   t.is(await injected(input, sourceOf()), input);
 });
+
+test("inject › CronJob: the pod template under jobTemplate is injected", async (t) => {
+  const input = "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\nspec:\n  schedule: '0 3 * * *'\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers:\n          - {name: job, image: example/job:1}\n";
+  const spec = podSpecOf(await injected(input, sourceOf()), ["spec", "jobTemplate", "spec", "template", "spec"]);
+  t.is(container(spec, ENVOY_CONTAINER).name, ENVOY_CONTAINER);
+});
