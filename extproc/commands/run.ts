@@ -22,8 +22,6 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const log = createLogger(config.logLevel);
   // The sidecar first: Envoy's ext_proc filter needs it from its first request.
   const sidecar = await startSidecar(config, log);
-  log.info({ grpc: sidecar.grpcAddress, admin: sidecar.adminAddress }, "listening");
-
   const envoy = EnvoyChild.start(parsed.rest, { killGraceMs: config.envoyKillGraceMs, log: log.child({ component: "envoy" }) });
   // We never leave Envoy behind, whatever way we exit.
   process.on("exit", () => envoy.killNow());
@@ -36,8 +34,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     void drain.start("envoy exited");
     drain.hurry("envoy exited");
   });
-
-  const result = await untilDrained(drain);
+  // Signal handlers are in place before "listening" is logged, so whoever reads that line may signal us.
+  const drained = untilDrained(drain);
+  log.info({ grpc: sidecar.grpcAddress, admin: sidecar.adminAddress }, "listening");
+  const result = await drained;
   if (result.forced) {
     envoy.killNow();
     process.exit(result.exitCode);

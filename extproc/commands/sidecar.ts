@@ -17,10 +17,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   }
   const log = createLogger(config.logLevel);
   const sidecar = await startSidecar(config, log);
-  log.info({ grpc: sidecar.grpcAddress, admin: sidecar.adminAddress }, "listening");
   // Signals drive the drain (docs/drain.md): the first drains, the second hurries, the third exits.
+  // Installed before "listening" is logged, so whoever reads that line may signal us.
   const drain = installDrain(sidecar, config);
-  const result = await untilDrained(drain);
+  const drained = untilDrained(drain);
+  log.info({ grpc: sidecar.grpcAddress, admin: sidecar.adminAddress }, "listening");
+  const result = await drained;
   if (result.forced) process.exit(result.exitCode);
   return result.exitCode;
 }

@@ -79,7 +79,7 @@ export function spawnMeshext(args: string[]): MeshextProcess {
 
 /** The admin base URL from the "listening" line. */
 export async function adminUrl(p: MeshextProcess): Promise<string> {
-  const line = await p.waitForLine((l) => l.msg === "listening");
+  const line = await p.waitForLine((l) => l.msg === "listening", 30_000);
   return `http://${String(line.admin)}`;
 }
 
