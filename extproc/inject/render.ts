@@ -17,7 +17,11 @@ export const INBOUND_REDIRECT_PORT = 15006;
 export const OUTBOUND_REDIRECT_PORT = 15001;
 export const EXTPROC_GRPC_PORT = sidecarDefaultPort("grpcListen");
 export const SIDECAR_ADMIN_PORT = sidecarDefaultPort("adminListen");
-export const DRAIN_PATH = "/drain?wait=true";
+/**
+ * preStop target. kubelet's httpGet hooks can only GET, and the sidecar's GET /drain only reports
+ * status; GET /drain/prestop is its POST /drain?wait=true for hooks (extproc/drain/routes.ts).
+ */
+export const PRESTOP_DRAIN_PATH = "/drain/prestop";
 const ENVOY_CONFIG_DIR = "/etc/meshext";
 
 /** Kuma's default sidecar resources; override with a ContainerPatch. A fresh object per container. */
@@ -51,7 +55,7 @@ function proxySecurityContext(uid: number): Record<string, unknown> {
  * in-flight requests. /drain is idempotent, so two callers start one drain.
  */
 function drainPreStop(): Record<string, unknown> {
-  return { preStop: { httpGet: { path: DRAIN_PATH, port: SIDECAR_ADMIN_PORT } } };
+  return { preStop: { httpGet: { path: PRESTOP_DRAIN_PATH, port: SIDECAR_ADMIN_PORT } } };
 }
 
 export function renderSidecar(s: InjectSettings): RenderedSidecar {

@@ -36,7 +36,7 @@ test("inject › sidecar: readiness on /ready, preStop drains on the admin port,
   const sidecar = container(spec, SIDECAR_CONTAINER);
   const envoy = container(spec, ENVOY_CONTAINER);
   t.deepEqual(sidecar.readinessProbe.httpGet, { path: "/ready", port: 9902 });
-  for (const c of [sidecar, envoy]) t.deepEqual(c.lifecycle.preStop.httpGet, { path: "/drain?wait=true", port: 9902 });
+  for (const c of [sidecar, envoy]) t.deepEqual(c.lifecycle.preStop.httpGet, { path: "/drain/prestop", port: 9902 });
   t.is(envoy.image, "envoyproxy/envoy:v1.37.0");
   t.is(sidecar.image, "meshext/sidecar:0.1.0");
   t.deepEqual(envoy.ports.map((p: { containerPort: number }) => p.containerPort), [9901, 15006, 15001]);
