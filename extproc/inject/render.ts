@@ -88,6 +88,7 @@ export function renderSidecar(s: InjectSettings): RenderedSidecar {
     env: [
       { name: "MESHEXT_DATAPLANE_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
       { name: "MESHEXT_DATAPLANE_ADDRESS", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+      ...(s.sidecarControlPlane ? [{ name: "MESHEXT_CONTROL_PLANE", value: s.sidecarControlPlane }] : []),
     ],
     ports: [
       { name: "extproc-grpc", containerPort: EXTPROC_GRPC_PORT, protocol: "TCP" },

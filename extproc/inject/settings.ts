@@ -20,6 +20,7 @@ export const INJECT_FLAGS = [
   { key: "patches", flag: "patches", type: "path", default: "", help: "Directory of ContainerPatch YAML/JSON files." },
   { key: "controlPlane", flag: "control-plane", type: "url", default: "", help: "Control plane to fetch ContainerPatches from: GET {url}/containerpatches/{name}." },
   { key: "controlPlaneToken", flag: "control-plane-token", type: "string", default: "", help: "Bearer token for the control plane API." },
+  { key: "sidecarControlPlane", flag: "sidecar-control-plane", type: "url", default: "", help: "Control plane URL the injected sidecar fetches policies from (as reached from the pod); empty: none set." },
   { key: "defaultPatches", flag: "default-patches", type: "string", default: "", help: "ContainerPatch names (a,b) applied in order when a workload has no kuma.io/container-patches annotation." },
   { key: "envoyImage", flag: "envoy-image", type: "string", default: "envoyproxy/envoy:v1.37.0", help: "Image of the Envoy sidecar container." },
   { key: "sidecarImage", flag: "sidecar-image", type: "string", default: "meshext/sidecar:0.1.0", help: "Image of the meshext sidecar container (entrypoint: meshext)." },
@@ -35,6 +36,8 @@ export interface InjectSettings {
   patchesDir: string;
   controlPlane: string;
   controlPlaneToken: string;
+  /** Given to the injected sidecar as MESHEXT_CONTROL_PLANE when set. */
+  sidecarControlPlane: string;
   /** Patch names applied when the workload has no kuma.io/container-patches annotation. */
   defaultPatches: string[];
   envoyImage: string;
@@ -87,6 +90,7 @@ export function loadInjectSettings(argv: readonly string[], env: NodeJS.ProcessE
     patchesDir: v.patches as string,
     controlPlane: v.controlPlane as string,
     controlPlaneToken: v.controlPlaneToken as string,
+    sidecarControlPlane: v.sidecarControlPlane as string,
     defaultPatches: splitNames(v.defaultPatches as string),
     envoyImage: v.envoyImage as string,
     sidecarImage: v.sidecarImage as string,

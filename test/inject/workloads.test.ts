@@ -108,3 +108,11 @@ test("inject › CronJob: the pod template under jobTemplate is injected", async
   const spec = podSpecOf(await injected(input, sourceOf()), ["spec", "jobTemplate", "spec", "template", "spec"]);
   t.is(container(spec, ENVOY_CONTAINER).name, ENVOY_CONTAINER);
 });
+
+test("inject › --sidecar-control-plane reaches the sidecar as MESHEXT_CONTROL_PLANE", async (t) => {
+  const url = "http://meshext-control-plane.meshext-system:5681";
+  const spec = podSpecOf(await injected(podYaml(), sourceOf(), [`--sidecar-control-plane=${url}`]), ["spec"]);
+  t.deepEqual(container(spec, SIDECAR_CONTAINER).env.at(-1), { name: "MESHEXT_CONTROL_PLANE", value: url });
+  const without = podSpecOf(await injected(podYaml(), sourceOf()), ["spec"]);
+  t.false(JSON.stringify(without).includes("MESHEXT_CONTROL_PLANE"));
+});
