@@ -9,7 +9,7 @@ export { validatePolicyObject };
 export type { Policy, Violation };
 
 /** Limits that keep a hostile file from exhausting memory (billion-laughs aliases, huge inputs). */
-export const PARSE_LIMITS = { maxAliasCount: 100, maxTextBytes: 16 << 20, maxDocuments: 50_000 } as const;
+export const PARSE_LIMITS = { maxAliasCount: 100, maxTextBytes: 16 << 20, maxDocuments: 50_000, maxDepth: 64 } as const;
 
 export interface Rejected {
   source?: string;
@@ -39,6 +39,9 @@ export function parseDocuments(text: string): RawDocument[] {
   if (text.length > PARSE_LIMITS.maxTextBytes) {
     return [{ index: 0, violations: [{ field: "document", message: `text larger than ${PARSE_LIMITS.maxTextBytes} bytes` }] }];
   }
+  if (nestingDepth(text) > PARSE_LIMITS.maxDepth) {
+    return [{ index: 0, violations: [{ field: "document", message: `nesting deeper than ${PARSE_LIMITS.maxDepth} levels` }] }];
+  }
   const out: RawDocument[] = [];
   let docs;
   try {
@@ -49,7 +52,7 @@ export function parseDocuments(text: string): RawDocument[] {
   for (const doc of docs) {
     if (out.length >= PARSE_LIMITS.maxDocuments) break;
     if (doc.errors.length > 0) {
-      out.push({ index: out.length, violations: doc.errors.map((e) => ({ field: "document", message: `invalid YAML: ${e.message}` })) });
+      out.push({ index: out.length, violations: doc.errors.slice(0, 5).map((e) => ({ field: "document", message: `invalid YAML: ${e.message}` })) });
       continue;
     }
     let value: unknown;
@@ -62,6 +65,28 @@ export function parseDocuments(text: string): RawDocument[] {
     for (const v of expand(value)) out.push({ index: out.length, value: v });
   }
   return out;
+}
+
+/** Upper bound of flow ([ {) nesting and of block indentation levels, checked before the recursive parser runs. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let quote = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote) {
+      if (c === "\\" && quote === '"') i++;
+      else if (c === quote) quote = "";
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === "[" || c === "{") max = Math.max(max, ++depth);
+    else if (c === "]" || c === "}") depth = Math.max(0, depth - 1);
+    else if (c === "\n") {
+      let indent = 0;
+      while (text[i + 1 + indent] === " ") indent++;
+      max = Math.max(max, Math.floor(indent / 2) - 8);
+    }
+  }
+  return max;
 }
 
 function expand(value: unknown): unknown[] {

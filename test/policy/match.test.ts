@@ -1,0 +1,46 @@
+// match › top-level selection of inbounds and subset matching of multi-valued client tags.
+import test from "ava";
+import type { Dataplane } from "../../extproc/policy/dataplane.js";
+import { asSubset, selectsInbound, subsetMatches, tagSet } from "../../extproc/policy/match.js";
+import type { Tag, TargetRef } from "../../extproc/policy/types.js";
+
+const dp: Dataplane = { mesh: "default", name: "b-1", proxyType: "Sidecar", inbounds: [{ name: "8080", port: 8080, tags: { "kuma.io/service": "backend", version: "v1" } }] };
+const ib = dp.inbounds[0]!;
+
+const selects = test.macro({
+  exec(t, ref: TargetRef, expected: boolean) {
+    t.is(selectsInbound(ref, ib, dp), expected);
+  },
+  title: (provided = "", ref: TargetRef, expected: boolean) => `match › ${ref.kind} ${provided} ${expected ? "selects" : "does not select"} the inbound`,
+});
+
+test("", selects, { kind: "Mesh" }, true);
+test("with proxyTypes Gateway", selects, { kind: "Mesh", proxyTypes: ["Gateway"] }, false);
+test("version=v1", selects, { kind: "MeshSubset", tags: { version: "v1" } }, true);
+test("version=*", selects, { kind: "MeshSubset", tags: { version: "*" } }, true);
+test("team=*", selects, { kind: "MeshSubset", tags: { team: "*" } }, false);
+test("backend", selects, { kind: "MeshService", name: "backend" }, true);
+test("web", selects, { kind: "MeshService", name: "web" }, false);
+test("backend v2", selects, { kind: "MeshServiceSubset", name: "backend", tags: { version: "v2" } }, false);
+test("gateway", selects, { kind: "MeshGateway", name: "edge" }, false);
+test("unknown route", selects, { kind: "MeshHTTPRoute", name: "r" }, false);
+
+const client = test.macro({
+  exec(t, subset: Tag[], tags: Record<string, string | string[]>, expected: boolean) {
+    t.is(subsetMatches(subset, tagSet(tags)), expected);
+  },
+  title: (provided = "") => `match › subset ${provided}`,
+});
+const pos = (key: string, value: string): Tag => ({ key, value, not: false });
+const neg = (key: string, value: string): Tag => ({ key, value, not: true });
+
+test("empty matches everyone", client, [], {}, true);
+test("positive needs the value", client, [pos("env", "dev")], { env: "prod" }, false);
+test("positive among several values", client, [pos("env", "dev")], { env: ["prod", "dev"] }, true);
+test("negation with missing key matches", client, [neg("env", "dev")], {}, true);
+test("negation fails when any value equals", client, [neg("env", "dev")], { env: ["prod", "dev"] }, false);
+
+test("match › asSubset of MeshServiceSubset is service plus tags", (t) => {
+  t.deepEqual(asSubset({ kind: "MeshServiceSubset", name: "web", tags: { version: "v2" } }), [pos("kuma.io/service", "web"), pos("version", "v2")]);
+  t.deepEqual(asSubset({ kind: "Mesh" }), []);
+});
