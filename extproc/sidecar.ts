@@ -47,6 +47,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
       log: log.child({ component: "extproc" }),
     },
     health,
+    config.maxStreamsPerConnection,
   );
   const admin = new AdminServer(log.child({ component: "admin" }));
   registerBasicRoutes(admin, registry, readiness);

@@ -24,6 +24,7 @@ export const SIDECAR_FLAGS = [
   { key: "explainHeader", flag: "explain-header", type: "bool", default: false, help: "Add x-meshext-decision to denied responses, naming the deciding policy." },
   { key: "messageTimeout", flag: "message-timeout", type: "duration", default: 200, help: "Envoy ext_proc message_timeout; longer fault delays send override_message_timeout first." },
   { key: "maxMessageTimeout", flag: "max-message-timeout", type: "duration", default: 0, help: "Envoy ext_proc max_message_timeout (0: Envoy cannot extend, delays are capped below message-timeout)." },
+  { key: "maxStreamsPerConnection", flag: "max-streams-per-connection", type: "int", default: 500, min: 0, help: "Ask Envoy to reconnect (graceful GOAWAY) after this many ext_proc streams on one HTTP/2 connection, before Node's rapid-reset limit drops it; 0 disables." },
   { key: "heartbeatInterval", flag: "heartbeat-interval", type: "duration", default: 10000, min: 100, help: "How often the dataplane heartbeats to the control plane." },
   // drain
   { key: "envoyAdmin", flag: "envoy-admin", type: "url", default: "", help: "Envoy admin URL (e.g. http://127.0.0.1:9901); empty: no Envoy calls." },
@@ -55,6 +56,7 @@ export interface SidecarConfig {
   explainHeader: boolean;
   messageTimeoutMs: number;
   maxMessageTimeoutMs: number;
+  maxStreamsPerConnection: number;
   heartbeatIntervalMs: number;
   envoyAdmin: string;
   inboundStatPrefix: string;
@@ -89,6 +91,7 @@ export function loadSidecarConfig(argv: readonly string[], env: NodeJS.ProcessEn
     explainHeader: v.explainHeader as boolean,
     messageTimeoutMs: v.messageTimeout as number,
     maxMessageTimeoutMs: v.maxMessageTimeout as number,
+    maxStreamsPerConnection: v.maxStreamsPerConnection as number,
     heartbeatIntervalMs: v.heartbeatInterval as number,
     envoyAdmin: v.envoyAdmin as string,
     inboundStatPrefix: v.inboundStatPrefix as string,

@@ -12,6 +12,7 @@ export class TransportMetrics {
   readonly phaseDuration: Histogram<"phase">;
   readonly decisions: Counter<"kind" | "action">;
   readonly delaysCapped: Counter;
+  readonly connectionsRotated: Counter;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -30,6 +31,7 @@ export class TransportMetrics {
       registers,
     });
     this.decisions = new Counter({ name: "meshext_decisions_total", help: "Policy decisions, by deciding policy kind and action.", labelNames: ["kind", "action"], registers });
+    this.connectionsRotated = new Counter({ name: "meshext_extproc_connections_rotated_total", help: "HTTP/2 connections from Envoy asked to reconnect (graceful GOAWAY) after --max-streams-per-connection streams.", registers });
     this.delaysCapped = new Counter({ name: "meshext_fault_delays_capped_total", help: "Fault delays shortened to fit Envoy's message_timeout / max_message_timeout.", registers });
   }
 }

@@ -37,7 +37,7 @@ export type Step =
       /**
        * Envoy can send nothing more that we need (the message said end_of_stream and no response
        * phase is wanted, or an immediate_response ended processing): finish the call with OK right
-       * after the reply, before Envoy half-closes and resets (see README, rapid-reset).
+       * after the reply instead of waiting for Envoy's half-close.
        */
       endStream: boolean;
       /** Set on the request_headers step: the decision taken. */

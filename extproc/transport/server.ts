@@ -3,6 +3,7 @@
 import { Server, ServerCredentials, type ServerDuplexStream } from "@grpc/grpc-js";
 import { ExternalProcessorService, type ProcessingRequest, type ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
 import { HealthService as HealthServiceDefinition } from "../gen/health/v1/health.js";
+import { rotateConnections } from "./connection-rotation.js";
 import type { HealthService } from "./health.js";
 import { handleProcessStream, type StreamDeps } from "./stream.js";
 
@@ -11,8 +12,14 @@ export const MAX_RECEIVE_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 export class ExtProcServer {
   private readonly server: Server;
+  private readonly onRotate: () => void;
 
-  constructor(deps: StreamDeps, health: HealthService) {
+  constructor(
+    deps: StreamDeps,
+    health: HealthService,
+    private readonly maxStreamsPerConnection: number,
+  ) {
+    this.onRotate = () => deps.metrics.connectionsRotated.inc();
     this.server = new Server({
       "grpc.max_receive_message_length": MAX_RECEIVE_MESSAGE_BYTES,
       // Envoy keeps one long-lived HTTP/2 connection per worker: allow its keepalive pings.
@@ -30,6 +37,7 @@ export class ExtProcServer {
     return new Promise((resolve, reject) => {
       this.server.bindAsync(address, ServerCredentials.createInsecure(), (err, port) => {
         if (err) return reject(err);
+        rotateConnections(this.server, this.maxStreamsPerConnection, this.onRotate);
         if (address.startsWith("unix:")) return resolve(address);
         const host = address.slice(0, address.lastIndexOf(":"));
         return resolve(`${host}:${port}`);
