@@ -17,6 +17,8 @@ export interface DrainHost {
   readonly readiness: { set(name: string, reasonNotReady: string | undefined): void };
   readonly health: { setServing(serving: boolean): void };
   readonly admin: Pick<AdminServer, "route">;
+  /** The control-plane side of the lifecycle, when the sidecar has one. */
+  readonly lifecycle?: DataplaneLifecycle;
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -26,7 +28,7 @@ export type DrainSettings = Pick<
 >;
 
 export interface InstallDrainOptions {
-  /** Control-plane side of the lifecycle. @default NO_CONTROL_PLANE */
+  /** Control-plane side of the lifecycle. @default host.lifecycle, else NO_CONTROL_PLANE */
   lifecycle?: DataplaneLifecycle;
   /** Stops the Envoy we started (`meshext run`); absent when someone else runs Envoy. */
   stopEnvoy?: () => Promise<void>;
@@ -47,7 +49,7 @@ export const SYSTEM_CLOCK: DrainClock = {
 
 export function installDrain(host: DrainHost, settings: DrainSettings, options: InstallDrainOptions = {}): DrainController {
   const log = host.log.child({ component: "drain" });
-  const lifecycle = options.lifecycle ?? NO_CONTROL_PLANE;
+  const lifecycle = options.lifecycle ?? host.lifecycle ?? NO_CONTROL_PLANE;
   const callTimeoutMs = options.callTimeoutMs ?? 2000;
   const clock = options.clock ?? SYSTEM_CLOCK;
   let controller: DrainController | undefined;

@@ -2,6 +2,7 @@
 // stand-in Envoy admin: the issue's "done when" end to end.
 import test, { type ExecutionContext } from "ava";
 import { FakeEnvoyAdmin } from "../helpers/fake-envoy-admin.js";
+import { FakeControlPlane } from "./fake-control-plane.js";
 import { adminUrl, FAKE_ENVOY_PATH, processGone, spawnMeshext, type MeshextProcess } from "./meshext-process.js";
 
 const MIN_MS = 300;
@@ -67,7 +68,7 @@ test("drain › sidecar process: SIGTERM fails Envoy health checks, flips /drain
   const hcFail = envoy.firstCall("POST", "/healthcheck/fail");
   t.truthy(hcFail, "Envoy was told to fail health checks");
   t.true(hcFail!.atMs - sentAt < 1000, `healthcheck/fail after ${hcFail!.atMs - sentAt}ms`);
-  t.true(envoy.calls.filter((c) => c.path === "/stats").every((c) => c.atMs >= hcFail!.atMs + MIN_MS - 50), "no early-exit poll before the minimum");
+  t.true(envoy.calls.filter((c) => c.path === "/stats").every((c) => c.atMs >= sentAt + MIN_MS - 20), "no early-exit poll before the minimum");
   t.deepEqual(steps(p), [
     "start:",
     "ready_503_health_not_serving:ok",
@@ -141,4 +142,25 @@ test("drain › run: a third signal exits at once and kills an Envoy that ignore
   const t0 = Date.now();
   while (!processGone(pid) && Date.now() - t0 < 3000) await new Promise((r) => setTimeout(r, 50));
   t.true(processGone(pid), "Envoy is not left behind");
+});
+
+// Known gap: startSidecar does not yet build a DataplaneLifecycle from --control-plane (the lead wires
+// it; installDrain then picks up sidecar.lifecycle). ava reports this as an expected failure until
+// then, and as an error once it passes: drop `.failing` at that point.
+test.failing("drain › sidecar process: reports draining to the control plane, then deregisters before exiting", async (t) => {
+  const cp = await FakeControlPlane.start();
+  t.teardown(() => cp.close());
+  const { p } = await start(t, "sidecar", ["--control-plane", cp.url, "--dataplane-name", "web-1", "--dataplane-tags", "kuma.io/service=web"]);
+  const registered = () => cp.dataplaneCalls().includes("PUT /meshes/default/dataplanes/web-1");
+  const t0 = Date.now();
+  while (!registered() && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 50));
+  t.true(registered(), `the sidecar registered its dataplane (calls: ${cp.dataplaneCalls().join(", ")})`);
+  p.child.kill("SIGTERM");
+  t.is((await p.exited).code, 0, p.stderr());
+  const calls = cp.calls.filter((c) => c.path.startsWith("/meshes/default/dataplanes/web-1"));
+  const draining = calls.findIndex((c) => c.method === "POST" && c.body.includes("draining"));
+  const deleted = calls.findIndex((c) => c.method === "DELETE");
+  t.true(draining !== -1, "control plane told the dataplane is draining");
+  t.true(deleted > draining, "deregistered after draining was reported");
+  t.true(calls[deleted]!.atMs - calls[draining]!.atMs >= MIN_MS - 50, "deregistration waits out the drain");
 });
