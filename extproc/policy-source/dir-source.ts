@@ -34,8 +34,8 @@ export interface ScanReport {
 const POLICY_FILE = /\.(ya?ml|json)$/i;
 
 interface FileState {
-  mtimeMs: number;
-  size: number;
+  /** The text last parsed: an unchanged file is not parsed again (content, not mtime, so same-tick rewrites count). */
+  text: string;
   policies: Policy[];
   rejected: Rejected[];
 }
@@ -47,7 +47,7 @@ export class DirPolicySource implements PolicySource {
   private debounce: ReturnType<typeof setTimeout> | undefined;
   private lastApplied = "";
   private scanning: Promise<ScanReport> | undefined;
-  private rescanQueued = false;
+  private pending: Promise<ScanReport> | undefined;
   private isLoaded = false;
   private stopped = false;
 
@@ -79,21 +79,21 @@ export class DirPolicySource implements PolicySource {
     this.watcher = undefined;
     if (this.timer) clearInterval(this.timer);
     if (this.debounce) clearTimeout(this.debounce);
+    await this.pending;
     await this.scanning;
   }
 
-  /** Rescans now (serialized: a scan requested during a scan runs once more afterwards). */
+  /** Rescans now. Serialized: a scan requested during a scan runs once more afterwards, and its caller waits for that one. */
   scan(): Promise<ScanReport> {
     if (this.scanning) {
-      this.rescanQueued = true;
-      return this.scanning;
+      this.pending ??= this.scanning.then(() => {
+        this.pending = undefined;
+        return this.scan();
+      });
+      return this.pending;
     }
     this.scanning = this.doScan().finally(() => {
       this.scanning = undefined;
-      if (this.rescanQueued && !this.stopped) {
-        this.rescanQueued = false;
-        void this.scan();
-      }
     });
     return this.scanning;
   }
@@ -138,10 +138,11 @@ export class DirPolicySource implements PolicySource {
     try {
       const st = await stat(file);
       if (!st.isFile()) return undefined;
-      if (prev && prev.mtimeMs === st.mtimeMs && prev.size === st.size) return prev;
-      const parsed = parsePolicyText(await readFile(file, "utf8"), file);
+      const text = await readFile(file, "utf8");
+      if (prev && prev.text === text) return prev;
+      const parsed = parsePolicyText(text, file);
       for (const r of parsed.rejected) this.opts.log?.warn({ file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
-      return { mtimeMs: st.mtimeMs, size: st.size, policies: keepLastGood(parsed.policies, parsed.rejected, prev), rejected: parsed.rejected };
+      return { text, policies: keepLastGood(parsed.policies, parsed.rejected, prev), rejected: parsed.rejected };
     } catch (err) {
       this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
       return prev;

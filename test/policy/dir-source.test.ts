@@ -1,0 +1,91 @@
+// dir-source › loads a directory, skips rejected documents, keeps the last good version, follows changes.
+import test from "ava";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DirPolicySource } from "../../extproc/policy-source/dir-source.js";
+import type { Policy } from "../../extproc/policy/types.js";
+
+const mtp = (name: string, action: string) => `type: MeshTrafficPermission
+mesh: default
+name: ${name}
+spec:
+  targetRef: {kind: Mesh}
+  from: [{targetRef: {kind: Mesh}, default: {action: ${action}}}]
+`;
+
+function setup() {
+  const dir = mkdtempSync(join(tmpdir(), "meshext-policies-"));
+  const applied: Policy[][] = [];
+  const warnings: object[] = [];
+  const log = { info: () => {}, warn: (o: object) => void warnings.push(o), error: () => {} };
+  const source = new DirPolicySource({ dir, apply: (p) => void applied.push(p), log, rescanIntervalMs: 0, debounceMs: 20 });
+  return { dir, source, applied, warnings, done: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+const actions = (ps: Policy[] | undefined) => (ps ?? []).map((p) => `${p.name}:${p.spec.from?.[0]?.default?.action}`).sort();
+
+test("dir-source › loads yaml, yml and json files and skips others", async (t) => {
+  const s = setup();
+  writeFileSync(join(s.dir, "a.yaml"), mtp("a", "Allow"));
+  writeFileSync(join(s.dir, "b.yml"), mtp("b", "Deny"));
+  writeFileSync(join(s.dir, "c.json"), JSON.stringify({ type: "MeshTrafficPermission", name: "c", spec: { targetRef: { kind: "Mesh" }, from: [{ targetRef: { kind: "Mesh" }, default: { action: "Allow" } }] } }));
+  writeFileSync(join(s.dir, "notes.txt"), "not a policy");
+  await s.source.start();
+  t.true(s.source.loaded);
+  t.deepEqual(actions(s.applied.at(-1)), ["a:Allow", "b:Deny", "c:Allow"]);
+  await s.source.stop();
+  s.done();
+});
+
+test("dir-source › a rejected policy is logged with file, name and violations and keeps its last good version", async (t) => {
+  const s = setup();
+  writeFileSync(join(s.dir, "a.yaml"), mtp("a", "Allow") + "---\n" + mtp("b", "Deny"));
+  await s.source.start();
+  // when a is edited into an invalid action and b changes validly
+  writeFileSync(join(s.dir, "a.yaml"), mtp("a", "ALLOW") + "---\n" + mtp("b", "Allow") + "\n# changed\n");
+  const report = await s.source.scan();
+  t.is(report.rejected.length, 1);
+  t.deepEqual(actions(s.applied.at(-1)), ["a:Allow", "b:Allow"]);
+  const w = s.warnings.find((o) => (o as { name?: string }).name === "a") as { file: string; violations: unknown[] } | undefined;
+  t.truthy(w);
+  t.true(w!.file.endsWith("a.yaml"));
+  t.deepEqual(w!.violations, [{ field: "spec.from[0].default.action", message: "must be one of Allow, Deny, AllowWithShadowDeny" }]);
+  await s.source.stop();
+  s.done();
+});
+
+test("dir-source › a YAML syntax error keeps the file's previous policies; deleting a file removes them", async (t) => {
+  const s = setup();
+  writeFileSync(join(s.dir, "a.yaml"), mtp("a", "Allow"));
+  writeFileSync(join(s.dir, "b.yaml"), mtp("b", "Deny"));
+  await s.source.start();
+  writeFileSync(join(s.dir, "a.yaml"), "type: [unclosed\n  nope: {");
+  await s.source.scan();
+  t.deepEqual(actions(s.applied.at(-1)), ["a:Allow", "b:Deny"]);
+  rmSync(join(s.dir, "b.yaml"));
+  await s.source.scan();
+  t.deepEqual(actions(s.applied.at(-1)), ["a:Allow"]);
+  await s.source.stop();
+  s.done();
+});
+
+test("dir-source › follows changes through fs.watch without an explicit scan", async (t) => {
+  const s = setup();
+  await s.source.start();
+  const before = s.applied.length;
+  writeFileSync(join(s.dir, "new.yaml"), mtp("n", "Deny"));
+  for (let i = 0; i < 100 && s.applied.length === before; i++) await new Promise((r) => setTimeout(r, 20));
+  t.deepEqual(actions(s.applied.at(-1)), ["n:Deny"]);
+  await s.source.stop();
+  s.done();
+});
+
+test("dir-source › a missing directory does not throw and stays not loaded", async (t) => {
+  const s = setup();
+  const source = new DirPolicySource({ dir: join(s.dir, "missing"), apply: () => t.fail("nothing to apply"), rescanIntervalMs: 0 });
+  await t.notThrowsAsync(() => source.start());
+  t.false(source.loaded);
+  await source.stop();
+  s.done();
+});
