@@ -28,8 +28,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
 
   const drain = installDrain(sidecar, config, { stopEnvoy: async () => void (await envoy.stop()) });
   void envoy.exited.then((exit) => {
-    if (drain.phase !== "serving") return;
-    // Envoy died on its own: nothing left to drain, deregister and leave with its status.
+    if (drain.phase === "exiting" || drain.phase === "done") return;
+    // Envoy died on its own (while serving or draining): nothing left to drain, deregister and leave with its status.
     log.warn({ status: exitStatusOf(exit) }, "envoy exited while serving: leaving");
     void drain.start("envoy exited");
     drain.hurry("envoy exited");
