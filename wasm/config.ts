@@ -76,7 +76,7 @@ function readInt(object: JsonValue, key: string, field: string, fallback: u32, l
   const value = object.get(key);
   if (value === null) return fallback;
   const n = value.numberValue;
-  if (value.kind != JsonKind.Number || n != Math.floor(n) || n < <f64>lowest || n > <f64>highest) {
+  if (value.kind != JsonKind.Number || !value.integral || n < <f64>lowest || n > <f64>highest) {
     out.add(field, "expected an integer " + lowest.toString() + ".." + highest.toString());
     return fallback;
   }
@@ -110,11 +110,16 @@ function readObject(object: JsonValue, key: string, out: Violations): JsonValue 
   return value;
 }
 
+function isBlank(text: string): bool {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x20) return false;
+  return true;
+}
+
 /** Empty or whitespace-only text means all defaults. */
 export function parseConfig(text: string): ConfigResult {
   const config = new PluginConfig();
-  if (text.trim().length == 0) return new ConfigResult(config, "");
   const root = parseJson(text);
+  if (root !== null && root.kind == JsonKind.Null && isBlank(text)) return new ConfigResult(config, "");
   if (root === null || root.kind != JsonKind.Object) return new ConfigResult(null, E_CONFIG_NOT_JSON);
 
   const out = new Violations();

@@ -1,7 +1,7 @@
 // Per-request glue of the drain filter: reads request facts through abi/host.ts, asks drain.ts,
 // applies the answer. Host failures are logged and the request continues; the only local reply is health.
 import { HttpContext } from "./abi/context";
-import { getHeader, getPropertyString, nowMs, replaceHeader, sendLocalResponse, utf8 } from "./abi/host";
+import { getHeader, getProperty, nowMs, replaceHeader, sendLocalResponse, utf8 } from "./abi/host";
 import { logAt } from "./logging";
 import { encodePairs } from "./abi/pairs";
 import { HeaderAction, LogLevel, MapType, Status } from "./abi/types";
@@ -28,7 +28,7 @@ export class DrainStream extends HttpContext {
 
   onRequestHeaders(headerCount: u32, endOfStream: bool): u32 {
     const config = this.root.config;
-    if (!isHealthPath(getHeader(MapType.RequestHeaders, PATH_KEY), config.healthPath)) return HeaderAction.Continue;
+    if (!isHealthPath(getHeader(MapType.RequestHeaders, PATH_KEY), this.root.healthPathBytes)) return HeaderAction.Continue;
     const action = healthAction(this.root.state.draining, config.healthAnswerWhenServing);
     if (action == HealthAction.PassThrough) return HeaderAction.Continue;
     const refuse = action == HealthAction.RefuseDraining;
@@ -50,7 +50,7 @@ export class DrainStream extends HttpContext {
     if (root.drainingHeaderBytes.byteLength > 0) {
       replaceHeader(MapType.ResponseHeaders, root.drainingHeaderBytes, DRAINING_VALUE);
     }
-    if (!isHttp1(getPropertyString(PROTOCOL_PROPERTY))) return HeaderAction.Continue;
+    if (!isHttp1(getProperty(PROTOCOL_PROPERTY))) return HeaderAction.Continue;
     const rampMs = <i64>root.config.closeRampMs;
     const share = rampMs > 0 ? closeShare(state, nowMs(), rampMs) : 1.0;
     if (!root.ramp.shouldClose(share)) return HeaderAction.Continue;

@@ -7,6 +7,8 @@ export class JsonValue {
   kind: JsonKind = JsonKind.Null;
   boolValue: bool = false;
   numberValue: f64 = 0;
+  /** For numbers: no fraction and no exponent, so numberValue is exact. */
+  integral: bool = true;
   stringValue: string = "";
   keys: string[] = [];
   items: JsonValue[] = [];
@@ -145,35 +147,30 @@ class Reader {
     return out; // unreachable: the loop only exits by return
   }
 
-  /** Parsed by hand (no strtod: it would double the module); exact for integers below 2^53. */
+  /** Parsed by hand (no strtod: it would double the module). The value is the integer part
+   * (exact below 2^53); `integral` is false when a fraction or exponent was present. */
   number(): JsonValue {
+    const out = new JsonValue();
+    out.kind = JsonKind.Number;
     let sign: f64 = 1;
     if (this.peek() == 0x2d) { sign = -1; this.pos++; }
-    let value: f64 = 0;
     if (!this.digits()) return this.fail();
+    let value: f64 = 0;
     for (let i = this.digitStart; i < this.pos; i++) value = value * 10 + <f64>(this.text.charCodeAt(i) - 0x30);
+    out.numberValue = sign * value;
     if (this.peek() == 0x2e) {
       this.pos++;
+      out.integral = false;
       if (!this.digits()) return this.fail();
-      let scale: f64 = 0.1;
-      for (let i = this.digitStart; i < this.pos; i++) {
-        value += <f64>(this.text.charCodeAt(i) - 0x30) * scale;
-        scale *= 0.1;
-      }
     }
     const e = this.peek();
     if (e == 0x65 || e == 0x45) {
       this.pos++;
+      out.integral = false;
       const expSign = this.peek();
       if (expSign == 0x2b || expSign == 0x2d) this.pos++;
       if (!this.digits()) return this.fail();
-      let exponent = 0;
-      for (let i = this.digitStart; i < this.pos && exponent < 400; i++) exponent = exponent * 10 + (this.text.charCodeAt(i) - 0x30);
-      for (let i = 0; i < exponent; i++) value = expSign == 0x2d ? value / 10 : value * 10;
     }
-    const out = new JsonValue();
-    out.kind = JsonKind.Number;
-    out.numberValue = sign * value;
     return out;
   }
 
@@ -207,6 +204,8 @@ function hex4(text: string, at: i32): i32 {
 /** The whole text as one JSON value, or null when it is not exactly one valid value. */
 export function parseJson(text: string): JsonValue | null {
   const reader = new Reader(text);
+  reader.skipSpace();
+  if (reader.pos == text.length) return new JsonValue(); // blank text reads as null; callers tell it apart
   const value = reader.value(0);
   if (reader.failed) return null;
   reader.skipSpace();

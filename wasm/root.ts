@@ -1,7 +1,7 @@
 // Root context of the drain filter: validates configuration, ticks, polls the sidecar's /drain on
 // the root context, shares the state across VMs, keeps metrics, and makes one DrainStream per request.
 import { Context, RootContext } from "./abi/context";
-import { getBufferBytes, getHeader, httpCall, nowMs, setTickPeriodMs, utf8} from "./abi/host";
+import { getBufferBytes, getHeader, httpCall, lastCallToken, nowMs, setTickPeriodMs, utf8 } from "./abi/host";
 import { logAt } from "./logging";
 import { encodePairs } from "./abi/pairs";
 import { BufferType, LogLevel, MapType, Status } from "./abi/types";
@@ -31,6 +31,7 @@ export class DrainRoot extends RootContext {
   clusterBytes: ArrayBuffer = new ArrayBuffer(0);
   pollHeaders: ArrayBuffer = new ArrayBuffer(0);
   drainingHeaderBytes: ArrayBuffer = new ArrayBuffer(0);
+  healthPathBytes: ArrayBuffer = new ArrayBuffer(0);
 
   onVmStart(vmConfigSize: u32): bool {
     this.metrics.defineAll();
@@ -60,6 +61,7 @@ export class DrainRoot extends RootContext {
       ["GET", config.pollPath, config.pollAuthority, "application/json"],
     );
     this.drainingHeaderBytes = utf8(config.drainingHeader);
+    this.healthPathBytes = utf8(config.healthPath);
     this.forcedSinceMs = config.draining ? nowMs() : 0;
     setTickPeriodMs(config.pollPeriodMs);
     this.sync();
@@ -79,13 +81,13 @@ export class DrainRoot extends RootContext {
   }
 
   poll(now: i64): void {
-    const call = httpCall(this.clusterBytes, this.pollHeaders, this.config.pollTimeoutMs);
-    if (call.status != Status.Ok) {
-      logAt(LogLevel.Warn, errors.E_POLL_DISPATCH + call.status.toString() + ", cluster " + this.config.pollCluster);
+    const status = httpCall(this.clusterBytes, this.pollHeaders, this.config.pollTimeoutMs);
+    if (status != Status.Ok) {
+      logAt(LogLevel.Warn, errors.E_POLL_DISPATCH + status.toString() + ", cluster " + this.config.pollCluster);
       this.metrics.pollFailed(contract.POLL_ERROR_DISPATCH);
       return;
     }
-    this.pendingToken = call.token;
+    this.pendingToken = lastCallToken;
     this.pendingSinceMs = now;
   }
 
@@ -99,8 +101,8 @@ export class DrainRoot extends RootContext {
       return;
     }
     const status = getHeader(MapType.HttpCallResponseHeaders, STATUS_KEY);
-    if (status === null || status != "200") {
-      logAt(LogLevel.Warn, errors.E_POLL_STATUS + (status === null ? "?" : status));
+    if (status === null || status.byteLength != 3 || (load<u32>(changetype<usize>(status)) & 0xffffff) != 0x303032) { // "200"
+      logAt(LogLevel.Warn, errors.E_POLL_STATUS + (status === null ? "?" : String.UTF8.decode(status)));
       this.metrics.pollFailed(contract.POLL_ERROR_STATUS);
       return;
     }
@@ -129,7 +131,7 @@ export class DrainRoot extends RootContext {
     this.ramp = new CloseRamp();
     this.metrics.recordState(next);
     logAt(LogLevel.Info, next.draining
-      ? "draining since " + next.sinceMs.toString() + " ms (deadline " + next.deadlineMs.toString() + " ms)"
+      ? "draining since " + (<i32>(next.sinceMs / 1000)).toString() + " s (deadline " + (<i32>(next.deadlineMs / 1000)).toString() + " s)"
       : "serving");
   }
 

@@ -1,11 +1,11 @@
 // Shared data glue: the drain state every worker VM agrees on, and the poll lease that makes one VM
 // poll per period. Both are compare-and-swap writes through abi/host.ts.
-import { getSharedData, setSharedData, utf8} from "./abi/host";
+import { getSharedData, setSharedData, utf8 } from "./abi/host";
 import { logAt } from "./logging";
 import { LogLevel, Status } from "./abi/types";
 import { DrainState } from "./drain";
 import { E_SHARED_WRITE } from "./errors";
-import { decodeState, encodeState } from "./state-codec";
+import { decodeMs, decodeState, encodeMs, encodeState } from "./state-codec";
 
 const STATE_KEY = utf8("meshext_drain.state");
 const POLL_DUE_KEY = utf8("meshext_drain.poll_due_ms");
@@ -15,7 +15,7 @@ const CAS_ATTEMPTS = 4;
 export function readSharedState(): DrainState | null {
   const entry = getSharedData(STATE_KEY);
   if (entry.status != Status.Ok) return null;
-  return decodeState(String.UTF8.decode(entry.value));
+  return decodeState(entry.value);
 }
 
 /**
@@ -23,12 +23,12 @@ export function readSharedState(): DrainState | null {
  * read-compare-write atomic across VMs; a mismatch means another VM wrote in between: re-read, retry.
  */
 export function storeSharedState(state: DrainState): void {
-  const value = utf8(encodeState(state));
+  const value = encodeState(state);
   for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
     const entry = getSharedData(STATE_KEY);
     let cas: u32 = 0;
     if (entry.status == Status.Ok) {
-      const stored = decodeState(String.UTF8.decode(entry.value));
+      const stored = decodeState(entry.value);
       if (stored !== null && stored.polledAtMs > state.polledAtMs) return;
       cas = entry.cas;
     }
@@ -41,18 +41,6 @@ export function storeSharedState(state: DrainState): void {
   }
 }
 
-function parseMs(bytes: ArrayBuffer): i64 {
-  const text = String.UTF8.decode(bytes);
-  if (text.length == 0 || text.length > 18) return 0;
-  let value: i64 = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x30 || c > 0x39) return 0;
-    value = value * 10 + <i64>(c - 0x30);
-  }
-  return value;
-}
-
 /**
  * Claim this period's poll: true for exactly one VM per period when shared data works (the CAS
  * winner), true as well when shared data is unavailable (better every VM polls than none).
@@ -62,12 +50,12 @@ export function claimPoll(nowMs: i64, periodMs: u32): bool {
   const entry = getSharedData(POLL_DUE_KEY);
   let cas: u32 = 0;
   if (entry.status == Status.Ok) {
-    if (parseMs(entry.value) > nowMs) return false;
+    if (decodeMs(entry.value) > nowMs) return false;
     cas = entry.cas;
   } else if (entry.status != Status.NotFound) {
     return true;
   }
   const dueMs = nowMs + <i64>periodMs * 3 / 4;
-  const status = setSharedData(POLL_DUE_KEY, utf8(dueMs.toString()), cas);
+  const status = setSharedData(POLL_DUE_KEY, encodeMs(dueMs), cas);
   return status == Status.Ok || status != Status.CasMismatch;
 }

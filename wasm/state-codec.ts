@@ -1,46 +1,36 @@
-// PURE (de)serialisation of DrainState for shared data, so every worker VM reads the same state:
-// "v1;<draining 0|1>;<sinceMs>;<deadlineMs>;<polledAtMs>". Decoding never traps; bad input → null.
+// PURE (de)serialisation of DrainState for shared data, so every worker VM reads the same state.
+// Layout (25 bytes, little-endian): u8 version+draining (0x10 | draining), i64 sinceMs,
+// i64 deadlineMs, i64 polledAtMs. Decoding never traps; anything else → null.
 import { DrainState } from "./drain";
 
-export function encodeState(state: DrainState): string {
-  return "v1;" + (state.draining ? "1" : "0") + ";" + state.sinceMs.toString() + ";" +
-    state.deadlineMs.toString() + ";" + state.polledAtMs.toString();
+const SIZE = 25;
+const VERSION: u8 = 0x10;
+
+export function encodeState(state: DrainState): ArrayBuffer {
+  const out = new ArrayBuffer(SIZE);
+  const base = changetype<usize>(out);
+  store<u8>(base, VERSION | (state.draining ? 1 : 0));
+  store<i64>(base + 1, state.sinceMs);
+  store<i64>(base + 9, state.deadlineMs);
+  store<i64>(base + 17, state.polledAtMs);
+  return out;
 }
 
-/** Reads ';'-separated non-negative integers; `failed` once anything is off. */
-class Fields {
-  pos: i32 = 0;
-  failed: bool = false;
-  constructor(public text: string) {}
-
-  next(): i64 {
-    let value: i64 = 0;
-    const start = this.pos;
-    for (;;) {
-      const c = this.text.charCodeAt(this.pos);
-      if (c < 0x30 || c > 0x39) break;
-      value = value * 10 + <i64>(c - 0x30);
-      this.pos++;
-    }
-    const length = this.pos - start;
-    if (length == 0 || length > 18) this.failed = true;
-    if (this.pos < this.text.length) {
-      if (this.text.charCodeAt(this.pos) != 0x3b) this.failed = true;
-      this.pos++;
-    }
-    return value;
-  }
+export function decodeState(bytes: ArrayBuffer): DrainState | null {
+  if (bytes.byteLength != SIZE) return null;
+  const base = changetype<usize>(bytes);
+  const head = load<u8>(base);
+  if ((head & 0xfe) != VERSION) return null;
+  return new DrainState((head & 1) == 1, load<i64>(base + 1), load<i64>(base + 9), load<i64>(base + 17));
 }
 
-export function decodeState(text: string): DrainState | null {
-  if (!text.startsWith("v1;")) return null;
-  const fields = new Fields(text);
-  fields.pos = 3;
-  const draining = fields.next();
-  const sinceMs = fields.next();
-  const deadlineMs = fields.next();
-  const polledAtMs = fields.next();
-  if (fields.failed || fields.pos != text.length || draining > 1) return null;
-  if (text.charCodeAt(text.length - 1) == 0x3b) return null;
-  return new DrainState(draining == 1, sinceMs, deadlineMs, polledAtMs);
+/** A lone i64 (the poll lease deadline); 0 when the bytes are not exactly 8. */
+export function encodeMs(ms: i64): ArrayBuffer {
+  const out = new ArrayBuffer(8);
+  store<i64>(changetype<usize>(out), ms);
+  return out;
+}
+
+export function decodeMs(bytes: ArrayBuffer): i64 {
+  return bytes.byteLength == 8 ? load<i64>(changetype<usize>(bytes)) : 0;
 }

@@ -33,20 +33,70 @@ export function registerRootContext(factory: (contextId: u32) => Context): void 
   rootFactory = factory;
 }
 
-const contexts = new Map<u32, Context>();
 const PASS_THROUGH = new Context(0);
+
+// Live contexts in an open-addressing table keyed by id (linear probing, backward-shift delete).
+// Smaller than std Map, and Envoy's ids are sequential, so `id & mask` spreads them evenly.
+let slots = new StaticArray<Context | null>(64);
+let live: i32 = 0;
+
+function slotOf(contextId: u32): i32 {
+  const mask = slots.length - 1;
+  let i = <i32>contextId & mask;
+  for (;;) {
+    const entry = unchecked(slots[i]);
+    if (entry === null || entry.contextId == contextId) return i;
+    i = (i + 1) & mask;
+  }
+  return 0; // unreachable: the table is never more than half full
+}
+
+function insert(context: Context): void {
+  if ((live + 1) * 2 > slots.length) {
+    const old = slots;
+    slots = new StaticArray<Context | null>(old.length * 2);
+    for (let i = 0; i < old.length; i++) {
+      const entry = unchecked(old[i]);
+      if (entry !== null) unchecked(slots[slotOf(entry.contextId)] = entry);
+    }
+  }
+  const i = slotOf(context.contextId);
+  if (unchecked(slots[i]) === null) live++;
+  unchecked(slots[i] = context);
+}
 
 /** The context with this id; an inert pass-through one for unknown ids (never aborts). */
 export function contextOf(contextId: u32): Context {
-  return contexts.has(contextId) ? contexts.get(contextId) : PASS_THROUGH;
+  const entry = unchecked(slots[slotOf(contextId)]);
+  return entry !== null ? entry : PASS_THROUGH;
 }
 
 export function createContext(contextId: u32, parentId: u32): void {
-  if (parentId == 0) contexts.set(contextId, rootFactory(contextId));
-  else if (contexts.has(parentId)) contexts.set(contextId, contexts.get(parentId).newHttpContext(contextId));
+  if (parentId == 0) insert(rootFactory(contextId));
+  else {
+    const parent = contextOf(parentId);
+    if (parent !== PASS_THROUGH) insert(parent.newHttpContext(contextId));
+  }
 }
 
 export function deleteContext(contextId: u32): void {
-  contextOf(contextId).onDelete();
-  contexts.delete(contextId);
+  let i = slotOf(contextId);
+  const entry = unchecked(slots[i]);
+  if (entry === null) return;
+  entry.onDelete();
+  live--;
+  // Backward-shift deletion keeps every probe chain unbroken.
+  const mask = slots.length - 1;
+  let j = i;
+  for (;;) {
+    j = (j + 1) & mask;
+    const next = unchecked(slots[j]);
+    if (next === null) break;
+    const home = <i32>next.contextId & mask;
+    if (((j - home) & mask) >= ((j - i) & mask)) {
+      unchecked(slots[i] = next);
+      i = j;
+    }
+  }
+  unchecked(slots[i] = null);
 }

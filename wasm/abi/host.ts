@@ -27,15 +27,6 @@ function takeReturnedBytes(): ArrayBuffer {
   return out;
 }
 
-function takeReturnedString(): string {
-  const ptr = load<u32>(RET_PTR);
-  const len = load<u32>(RET_LEN);
-  if (ptr == 0) return "";
-  const out = String.UTF8.decodeUnsafe(ptr, len);
-  heap.free(ptr);
-  return out;
-}
-
 /** UTF-8 bytes of a string; constants are encoded once by their owners and passed as ArrayBuffer. */
 export function utf8(text: string): ArrayBuffer {
   return String.UTF8.encode(text);
@@ -69,11 +60,11 @@ export function setTickPeriodMs(periodMs: u32): u32 {
 
 // ---- headers, properties, buffers -------------------------------------------------------------
 
-/** First value of a header, or null when absent or unavailable in this callback. */
-export function getHeader(mapType: u32, key: ArrayBuffer): string | null {
+/** First value of a header (UTF-8 bytes), or null when absent or unavailable in this callback. */
+export function getHeader(mapType: u32, key: ArrayBuffer): ArrayBuffer | null {
   clearReturnSlots();
   if (env.proxy_get_header_map_value(mapType, ptrOf(key), lenOf(key), RET_PTR, RET_LEN) != Status.Ok) return null;
-  return takeReturnedString();
+  return takeReturnedBytes();
 }
 
 export function addHeader(mapType: u32, key: ArrayBuffer, value: ArrayBuffer): u32 {
@@ -84,11 +75,11 @@ export function replaceHeader(mapType: u32, key: ArrayBuffer, value: ArrayBuffer
   return env.proxy_replace_header_map_value(mapType, ptrOf(key), lenOf(key), ptrOf(value), lenOf(value));
 }
 
-/** A property as a string (path segments already '\0'-joined in `path`), or null. */
-export function getPropertyString(path: ArrayBuffer): string | null {
+/** A property's raw bytes (path segments '\0'-joined in `path`), or null. */
+export function getProperty(path: ArrayBuffer): ArrayBuffer | null {
   clearReturnSlots();
   if (env.proxy_get_property(ptrOf(path), lenOf(path), RET_PTR, RET_LEN) != Status.Ok) return null;
-  return takeReturnedString();
+  return takeReturnedBytes();
 }
 
 /** Up to maxSize bytes of a host buffer from `start`, or null when the buffer is not available. */
@@ -106,17 +97,16 @@ export function sendLocalResponse(statusCode: u32, details: ArrayBuffer, body: A
 
 // ---- outbound calls ---------------------------------------------------------------------------
 
-/** Result of proxy_http_call: `status` is a proxy_status_t; `token` is valid only when status is Ok. */
-export class CallResult {
-  constructor(public status: u32, public token: u32) {}
-}
+/** Token of the last successful httpCall (valid only when it returned Ok). */
+export let lastCallToken: u32 = 0;
 
-export function httpCall(cluster: ArrayBuffer, headerPairs: ArrayBuffer, timeoutMs: u32): CallResult {
+export function httpCall(cluster: ArrayBuffer, headerPairs: ArrayBuffer, timeoutMs: u32): u32 {
   clearReturnSlots();
   const status = env.proxy_http_call(
     ptrOf(cluster), lenOf(cluster), ptrOf(headerPairs), lenOf(headerPairs), 0, 0, 0, 0, timeoutMs, RET_PTR,
   );
-  return new CallResult(status, load<u32>(RET_PTR));
+  lastCallToken = load<u32>(RET_PTR);
+  return status;
 }
 
 // ---- metrics ----------------------------------------------------------------------------------
