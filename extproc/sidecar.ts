@@ -5,8 +5,10 @@ import { AdminServer } from "./admin/server.js";
 import { registerBasicRoutes } from "./admin/routes.js";
 import type { SidecarConfig } from "./config/sidecar.js";
 import { ALLOW_ALL, type Decider } from "./decision.js";
+import type { DataplaneLifecycle } from "./dataplane-lifecycle.js";
 import type { Logger } from "./log.js";
 import { collectProcessMetrics } from "./process-metrics.js";
+import { startPolicyPlane } from "./policy-plane.js";
 import { Readiness } from "./readiness.js";
 import { HealthService } from "./transport/health.js";
 import { TransportMetrics } from "./transport/metrics.js";
@@ -23,6 +25,8 @@ export interface Sidecar {
   readonly grpcAddress: string;
   /** Bound admin address (host:port). */
   readonly adminAddress: string;
+  /** The dataplane in the control plane (a no-op without --control-plane); the drain controller uses it. */
+  readonly lifecycle: DataplaneLifecycle;
   /** Swaps the Decider used by new streams (streams in flight keep theirs). */
   setDecider(decider: Decider): void;
   /** Closes the servers: gRPC waits up to graceMs for streams in flight. */
@@ -52,6 +56,9 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
   const admin = new AdminServer(log.child({ component: "admin" }));
   registerBasicRoutes(admin, registry, readiness);
 
+  const policy = await startPolicyPlane(config, log, registry, readiness, admin);
+  if (policy.engine) decider = policy.engine;
+
   const grpcAddress = await grpc.bind(config.grpcListen);
   if (config.grpcSocket) await grpc.bind(`unix:${config.grpcSocket}`);
   const adminInfo = await admin.listen(config.adminListen);
@@ -68,13 +75,14 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
     admin,
     grpcAddress,
     adminAddress,
+    lifecycle: policy.lifecycle,
     setDecider(next) {
       decider = next;
     },
     stop(graceMs = 5000) {
       stopped ??= (async () => {
         health.closeWatchers();
-        await Promise.all([grpc.shutdown(graceMs), admin.close()]);
+        await Promise.all([grpc.shutdown(graceMs), admin.close(), policy.stop()]);
       })();
       return stopped;
     },

@@ -154,10 +154,7 @@ test.serial("drain › run: when Envoy cannot start, meshext deregisters and exi
   t.truthy(p.lines.find((l) => l.step === "control_plane_deregister"), "the exit steps ran");
 });
 
-// Known gap: startSidecar does not yet build a DataplaneLifecycle from --control-plane (the lead wires
-// it; installDrain then picks up sidecar.lifecycle). ava reports this as an expected failure until
-// then, and as an error once it passes: drop `.failing` at that point.
-test.serial.failing("drain › sidecar process: reports draining to the control plane, then deregisters before exiting", async (t) => {
+test.serial("drain › sidecar process: reports draining to the control plane, then deregisters before exiting", async (t) => {
   const cp = await FakeControlPlane.start();
   t.teardown(() => cp.close());
   const { p } = await start(t, "sidecar", ["--control-plane", cp.url, "--dataplane-name", "web-1", "--dataplane-tags", "kuma.io/service=web"]);
