@@ -40,7 +40,7 @@ function median(values: number[]): number {
 }
 
 /** Alternate filter and baseline rounds so drift (JIT, GC, CPU clock) hits both alike. */
-function compare(name: string, filter: ProxyWasmHost, baseline: ProxyWasmHost, requests: number, rounds: number): BenchRow {
+function compare(name: string, filter: ProxyWasmHost, baseline: ProxyWasmHost, requests: number, rounds: number, goal?: string): BenchRow {
   measure(filter, requests);
   measure(baseline, requests);
   const filterNs: number[] = [];
@@ -51,7 +51,7 @@ function compare(name: string, filter: ProxyWasmHost, baseline: ProxyWasmHost, r
   }
   const value = median(filterNs);
   const base = median(baselineNs);
-  return { name, value, unit: "ns/request", baseline: base, ratio: value / base, goal: `ratio ≤ ${RATIO_GOAL}` };
+  return { name, value, unit: "ns/request", baseline: base, ratio: value / base, goal };
 }
 
 export async function benchWasm(opts: { quick: boolean }): Promise<BenchRow[]> {
@@ -59,8 +59,10 @@ export async function benchWasm(opts: { quick: boolean }): Promise<BenchRow[]> {
   const rounds = opts.quick ? 3 : 7;
   const noop = vm(NOOP_WASM, "");
   const rows: BenchRow[] = [
-    compare("wasm drain filter, serving (vs no-op module)", vm(FILTER_WASM, ""), noop, requests, rounds),
-    compare("wasm drain filter, draining HTTP/1.1 (vs no-op module)", vm(FILTER_WASM, { draining: true }), noop, requests, rounds),
+    // The steady state, where the goal applies: one host call (:path) per request.
+    compare("wasm drain filter, serving (vs no-op module)", vm(FILTER_WASM, ""), noop, requests, rounds, `ratio ≤ ${RATIO_GOAL}`),
+    // The drain window (seconds): protocol property + two header writes + a counter per response.
+    compare("wasm drain filter, draining HTTP/1.1 (vs no-op module)", vm(FILTER_WASM, { draining: true }), noop, requests, rounds, "info (transient)"),
   ];
   const sizeBytes = statSync(FILTER_WASM).size;
   rows.push({

@@ -3,6 +3,7 @@
 import { DEFAULT_AUTHORITY, DEFAULT_CLUSTER, DEFAULT_HEALTH_PATH, DRAIN_PATH, DRAINING_HEADER } from "./contract";
 import { E_CONFIG_NOT_JSON } from "./errors";
 import { JsonKind, JsonValue, parseJson } from "./json";
+import { decimal } from "./logging";
 
 export class PluginConfig {
   /** Envoy cluster reaching the sidecar admin. @default "meshext_sidecar_admin" */
@@ -45,7 +46,8 @@ const HEALTH_KEYS: string[] = ["path", "answerWhenServing"];
 
 function checkKeys(object: JsonValue, allowed: string[], prefix: string, out: Violations): void {
   for (let i = 0; i < object.keys.length; i++) {
-    if (!allowed.includes(object.keys[i])) out.add(prefix + object.keys[i], "unknown field");
+    const key = unchecked(object.keys[i]);
+    if (!allowed.includes(key)) out.add(prefix + key, "unknown field");
   }
 }
 
@@ -77,7 +79,7 @@ function readInt(object: JsonValue, key: string, field: string, fallback: u32, l
   if (value === null) return fallback;
   const n = value.numberValue;
   if (value.kind != JsonKind.Number || !value.integral || n < <f64>lowest || n > <f64>highest) {
-    out.add(field, "expected an integer " + lowest.toString() + ".." + highest.toString());
+    out.add(field, "expected an integer " + decimal(lowest) + ".." + decimal(highest));
     return fallback;
   }
   return <u32>n;

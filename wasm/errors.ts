@@ -2,9 +2,8 @@
 // Kept short on purpose: AssemblyScript stores strings as UTF-16, and the module has a 16 KiB budget.
 
 export const E_CONFIG_INVALID: string = "invalid plugin configuration: ";
-export const E_CONFIG_EXPECTED: string =
-  "; expected {poll:{cluster,path,authority,periodMs,timeoutMs},health:{path,answerWhenServing},drainingHeader,closeRampMs,draining} (all optional)";
-export const E_CONFIG_NOT_JSON: string = "not a JSON object";
+export const E_CONFIG_EXPECTED: string = " (fields: wasm/README.md)";
+export const E_CONFIG_NOT_JSON: string = "expected a JSON object";
 export const E_CONFIG_UNAVAILABLE: string = "plugin configuration unavailable";
 export const E_METRIC_DEFINE: string = "cannot define metric ";
 export const E_POLL_DISPATCH: string = "poll not dispatched, status ";

@@ -2,7 +2,7 @@
 // applies the answer. Host failures are logged and the request continues; the only local reply is health.
 import { HttpContext } from "./abi/context";
 import { getHeader, getProperty, nowMs, replaceHeader, sendLocalResponse, utf8 } from "./abi/host";
-import { logAt } from "./logging";
+import { decimal, logAt } from "./logging";
 import { encodePairs } from "./abi/pairs";
 import { HeaderAction, LogLevel, MapType, Status } from "./abi/types";
 import * as contract from "./contract";
@@ -36,7 +36,7 @@ export class DrainStream extends HttpContext {
       ? sendLocalResponse(503, DETAILS_DRAINING, BODY_DRAINING, HEALTH_HEADERS)
       : sendLocalResponse(200, DETAILS_SERVING, BODY_SERVING, HEALTH_HEADERS);
     if (status != Status.Ok) {
-      logAt(LogLevel.Warn, errors.E_LOCAL_REPLY + status.toString());
+      logAt(LogLevel.Warn, errors.E_LOCAL_REPLY + decimal(status));
       return HeaderAction.Continue;
     }
     if (refuse) this.root.metrics.healthRefused();
@@ -56,7 +56,7 @@ export class DrainStream extends HttpContext {
     if (!root.ramp.shouldClose(share)) return HeaderAction.Continue;
     const status = replaceHeader(MapType.ResponseHeaders, CONNECTION_KEY, CLOSE_VALUE);
     if (status == Status.Ok) root.metrics.closedResponse();
-    else logAt(LogLevel.Warn, errors.E_HEADER_WRITE + status.toString());
+    else logAt(LogLevel.Warn, errors.E_HEADER_WRITE + decimal(status));
     return HeaderAction.Continue;
   }
 }

@@ -17,7 +17,7 @@ export class JsonValue {
   get(key: string): JsonValue | null {
     if (this.kind != JsonKind.Object) return null;
     for (let i = this.keys.length - 1; i >= 0; i--) {
-      if (this.keys[i] == key) return this.items[i];
+      if (unchecked(this.keys[i]) == key) return unchecked(this.items[i]);
     }
     return null;
   }

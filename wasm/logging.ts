@@ -1,5 +1,6 @@
 // Filter log lines, all prefixed "meshext_drain: " so they are grep-able in Envoy's log.
 import { log } from "./abi/host";
+export { decimal } from "./abi/decimal";
 
 const PREFIX = "meshext_drain: ";
 

@@ -2,7 +2,7 @@
 // the root context, shares the state across VMs, keeps metrics, and makes one DrainStream per request.
 import { Context, RootContext } from "./abi/context";
 import { getBufferBytes, getHeader, httpCall, lastCallToken, nowMs, setTickPeriodMs, utf8 } from "./abi/host";
-import { logAt } from "./logging";
+import { decimal, logAt } from "./logging";
 import { encodePairs } from "./abi/pairs";
 import { BufferType, LogLevel, MapType, Status } from "./abi/types";
 import { parseConfig, PluginConfig } from "./config";
@@ -83,7 +83,7 @@ export class DrainRoot extends RootContext {
   poll(now: i64): void {
     const status = httpCall(this.clusterBytes, this.pollHeaders, this.config.pollTimeoutMs);
     if (status != Status.Ok) {
-      logAt(LogLevel.Warn, errors.E_POLL_DISPATCH + status.toString() + ", cluster " + this.config.pollCluster);
+      logAt(LogLevel.Warn, errors.E_POLL_DISPATCH + decimal(status) + ", cluster " + this.config.pollCluster);
       this.metrics.pollFailed(contract.POLL_ERROR_DISPATCH);
       return;
     }
@@ -131,7 +131,7 @@ export class DrainRoot extends RootContext {
     this.ramp = new CloseRamp();
     this.metrics.recordState(next);
     logAt(LogLevel.Info, next.draining
-      ? "draining since " + (<i32>(next.sinceMs / 1000)).toString() + " s (deadline " + (<i32>(next.deadlineMs / 1000)).toString() + " s)"
+      ? "draining since " + decimal(<u64>next.sinceMs / 1000) + " s (deadline " + decimal(<u64>next.deadlineMs / 1000) + " s)"
       : "serving");
   }
 

@@ -1,7 +1,7 @@
 // Shared data glue: the drain state every worker VM agrees on, and the poll lease that makes one VM
 // poll per period. Both are compare-and-swap writes through abi/host.ts.
 import { getSharedData, setSharedData, utf8 } from "./abi/host";
-import { logAt } from "./logging";
+import { decimal, logAt } from "./logging";
 import { LogLevel, Status } from "./abi/types";
 import { DrainState } from "./drain";
 import { E_SHARED_WRITE } from "./errors";
@@ -35,7 +35,7 @@ export function storeSharedState(state: DrainState): void {
     const status = setSharedData(STATE_KEY, value, cas);
     if (status == Status.Ok) return;
     if (status != Status.CasMismatch) {
-      logAt(LogLevel.Warn, E_SHARED_WRITE + status.toString());
+      logAt(LogLevel.Warn, E_SHARED_WRITE + decimal(status));
       return;
     }
   }

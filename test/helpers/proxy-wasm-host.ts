@@ -65,6 +65,7 @@ export interface Phase {
 
 type Exports = Record<string, (...args: number[]) => number>;
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 function toPairs(headers: Record<string, string> | HeaderPairs): HeaderPairs {
   const pairs = Array.isArray(headers) ? headers : Object.entries(headers);
@@ -122,7 +123,9 @@ export class ProxyWasmHost {
   }
 
   text(ptr: number, len: number): string {
-    return new TextDecoder().decode(this.bytes(ptr, len));
+    const view = new Uint8Array(this.memory.buffer);
+    if (ptr < 0 || len < 0 || ptr + len > view.length) throw new HostStatus(Status.InvalidMemoryAccess);
+    return decoder.decode(view.subarray(ptr, ptr + len));
   }
 
   writeU32(ptr: number, value: number): void {

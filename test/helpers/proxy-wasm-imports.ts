@@ -10,6 +10,7 @@ export class HostStatus extends Error {
 }
 
 type Impl = (host: ProxyWasmHost, ...args: any[]) => number;
+const encoder = new TextEncoder();
 const ENOSYS = 52;
 
 function map(host: ProxyWasmHost, mapType: number): HeaderPairs {
@@ -59,7 +60,7 @@ const IMPLEMENTATIONS: Record<string, Impl> = {
     const response = host.phase.callResponse;
     if (!response) return Status.NotFound;
     host.writeU32(retCode, response.status);
-    return host.copyOut(new TextEncoder().encode(response.message), retPtr, retLen);
+    return host.copyOut(encoder.encode(response.message), retPtr, retLen);
   },
   proxy_get_property(host, pathPtr: number, pathLen: number, retPtr: number, retLen: number) {
     const value = host.property(host.text(pathPtr, pathLen));
@@ -85,7 +86,7 @@ const IMPLEMENTATIONS: Record<string, Impl> = {
     const key = host.text(keyPtr, keyLen).toLowerCase();
     const found = map(host, type).find(([k]) => k === key);
     if (!found) return Status.NotFound;
-    return host.copyOut(new TextEncoder().encode(found[1]), retPtr, retLen);
+    return host.copyOut(encoder.encode(found[1]), retPtr, retLen);
   },
   proxy_add_header_map_value(host, type: number, keyPtr: number, keyLen: number, valuePtr: number, valueLen: number) {
     map(host, type).push([host.text(keyPtr, keyLen).toLowerCase(), host.text(valuePtr, valueLen)]);

@@ -5,15 +5,15 @@ export function encodePairs(keys: string[], values: string[]): ArrayBuffer {
   const n = min(keys.length, values.length);
   let size = 4 + 8 * n;
   for (let i = 0; i < n; i++) {
-    size += String.UTF8.byteLength(keys[i]) + String.UTF8.byteLength(values[i]) + 2;
+    size += String.UTF8.byteLength(unchecked(keys[i])) + String.UTF8.byteLength(unchecked(values[i])) + 2;
   }
   const out = new ArrayBuffer(size);
   const base = changetype<usize>(out);
   store<u32>(base, <u32>n);
   let cursor = base + 4 + 8 * <usize>n;
   for (let i = 0; i < n; i++) {
-    const key = keys[i];
-    const value = values[i];
+    const key = unchecked(keys[i]);
+    const value = unchecked(values[i]);
     store<u32>(base + 4 + 8 * <usize>i, <u32>String.UTF8.byteLength(key));
     store<u32>(base + 8 + 8 * <usize>i, <u32>String.UTF8.byteLength(value));
     // encodeUnsafe returns the bytes written, the trailing NUL included.
