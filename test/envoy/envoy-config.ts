@@ -15,7 +15,7 @@ export const PROMETHEUS_YML = join(ENVOY_DIR, "prometheus.yml");
 export type Yaml = any;
 
 export function readYaml(path: string): Yaml {
-  return parse(readFileSync(path, "utf8"));
+  return parse(readFileSync(path, "utf8"), { merge: true }); // `<<:` merge keys, as docker compose reads them
 }
 
 export const envoyConfig = (): Yaml => readYaml(ENVOY_YAML);
