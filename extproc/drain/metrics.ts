@@ -1,14 +1,14 @@
-// Prometheus metrics of the drain (meshext_drain_*), registered on the Registry passed in; values are
+// Prometheus metrics of the drain (meshext_sidecar_*; the wasm filter owns meshext_drain_* on Envoy's side), registered on the Registry passed in; values are
 // read from the controller's snapshot at scrape time, plus a counter of failed Envoy admin calls.
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { DrainSnapshot } from "./controller.js";
 import type { EnvoyAdminCall } from "./envoy-admin.js";
 
 export const DRAIN_METRIC = {
-  draining: "meshext_drain_draining",
-  durationSeconds: "meshext_drain_duration_seconds",
-  inflightAtExit: "meshext_drain_inflight_requests_at_exit",
-  envoyAdminFailures: "meshext_drain_envoy_admin_failures_total",
+  draining: "meshext_sidecar_draining",
+  durationSeconds: "meshext_sidecar_drain_duration_seconds",
+  inflightAtExit: "meshext_sidecar_drain_inflight_requests_at_exit",
+  envoyAdminFailures: "meshext_sidecar_envoy_admin_failures_total",
 } as const;
 
 export const LABEL_CALL = "call";

@@ -134,8 +134,8 @@ test("drain › the deadline holds when Envoy never answers", async (t) => {
   const ms = Date.now() - t0;
   t.true(ms >= 2900 && ms < 5000, `exited after ${ms}ms (deadline 3000ms)`);
   const metrics = await registry.metrics();
-  t.regex(metrics, /meshext_drain_envoy_admin_failures_total\{call="healthcheck_fail"\} 1/);
-  t.regex(metrics, /meshext_drain_envoy_admin_failures_total\{call="stats"\} [1-9]/);
+  t.regex(metrics, /meshext_sidecar_envoy_admin_failures_total\{call="healthcheck_fail"\} 1/);
+  t.regex(metrics, /meshext_sidecar_envoy_admin_failures_total\{call="stats"\} [1-9]/);
 });
 
 test("drain › the deadline holds when the control plane never answers", async (t) => {
@@ -151,15 +151,15 @@ test("drain › the deadline holds when the control plane never answers", async 
 
 test("drain › metrics show draining, duration and in-flight at exit", async (t) => {
   const { envoy, drain, registry } = await setup(t);
-  t.regex(await registry.metrics(), /^meshext_drain_draining 0$/m);
+  t.regex(await registry.metrics(), /^meshext_sidecar_draining 0$/m);
   envoy.downstreamRqActive = 3;
   void drain.start("test");
-  t.regex(await registry.metrics(), /^meshext_drain_draining 1$/m);
+  t.regex(await registry.metrics(), /^meshext_sidecar_draining 1$/m);
   await new Promise((r) => setTimeout(r, 600));
   drain.hurry("test");
   await drain.done;
   const metrics = await registry.metrics();
-  t.regex(metrics, /^meshext_drain_inflight_requests_at_exit 3$/m);
-  const duration = Number(/^meshext_drain_duration_seconds (\S+)$/m.exec(metrics)?.[1]);
+  t.regex(metrics, /^meshext_sidecar_drain_inflight_requests_at_exit 3$/m);
+  const duration = Number(/^meshext_sidecar_drain_duration_seconds (\S+)$/m.exec(metrics)?.[1]);
   t.true(duration >= 0.5 && duration < 2, `duration ${duration}s`);
 });
