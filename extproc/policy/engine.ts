@@ -4,7 +4,7 @@
 import type { Decider, Decision, RequestFacts } from "../decision.js";
 import { compile, type InboundPlan, type Snapshot } from "./compile.js";
 import type { Dataplane } from "./dataplane.js";
-import { clientIdentity, type ClientIdentity } from "./identity.js";
+import { IdentityCache, type ClientIdentity } from "./identity.js";
 import { decideInbound, type KindTrace } from "./inbound.js";
 import { decideOutbound, type OutboundEvaluation } from "./outbound.js";
 import { respond, type EvalContext } from "./outcomes.js";
@@ -71,6 +71,7 @@ export class PolicyEngine implements Decider {
   private snapshot: Snapshot | undefined;
   private version = 0;
   private readonly buckets = new BucketStore();
+  private readonly identities = new IdentityCache();
   private readonly nowMs: () => number;
   private readonly random: RandomSource;
 
@@ -141,7 +142,7 @@ export class PolicyEngine implements Decider {
       const outbound = decideOutbound(snap.outbound, facts);
       return { decision: outbound.decision, trace: [], outbound, snapshot: snap };
     }
-    const identity = over.identity ?? clientIdentity(facts, { mesh: snap.dataplane.mesh, trustKumaTagsHeader: this.opts.trustKumaTagsHeader ?? false });
+    const identity = over.identity ?? this.identities.get(facts, { mesh: snap.dataplane.mesh, trustKumaTagsHeader: this.opts.trustKumaTagsHeader ?? false });
     const inbound = pickInbound(snap, facts, over.inbound);
     if (!inbound) {
       return { decision: { type: "continue", explain: { action: "allow", kind: "none", reason: "dataplane has no inbound" } }, identity, trace: [], snapshot: snap };

@@ -87,24 +87,19 @@ export function matchFrom(plan: FromPlan, client: TagSet, clientKey: string): Fr
   return out;
 }
 
-function* regions(choices: Array<[string, string[]]>): Generator<Map<string, string>> {
-  let produced = 0;
-  const pick = new Map<string, string>();
-  function* walk(i: number): Generator<Map<string, string>> {
-    if (produced >= MAX_REGIONS_PER_CLIENT) return;
-    if (i === choices.length) {
-      produced++;
-      yield new Map(pick);
-      return;
+/** Every combination of one chosen value per key (cartesian product), capped. */
+function regions(choices: Array<[string, string[]]>): Array<Map<string, string>> {
+  let out: Array<Map<string, string>> = [new Map()];
+  for (const [key, values] of choices) {
+    if (values.length === 1) {
+      for (const m of out) m.set(key, values[0]!);
+      continue;
     }
-    const [key, values] = choices[i]!;
-    for (const v of values) {
-      pick.set(key, v);
-      yield* walk(i + 1);
-    }
-    pick.delete(key);
+    const next: Array<Map<string, string>> = [];
+    for (const m of out) for (const v of values) if (next.length < MAX_REGIONS_PER_CLIENT) next.push(new Map(m).set(key, v));
+    out = next;
   }
-  yield* walk(0);
+  return out;
 }
 
 function coveringItems(plan: FromPlan, positives: Map<string, string>): FromItem[] {

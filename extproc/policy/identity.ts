@@ -11,6 +11,8 @@ export interface ClientIdentity {
   source: IdentitySource;
   /** URIs that did not map to a tag (other trust domain, unknown scheme). */
   ignored: string[];
+  /** tagSetKey(tags), computed once. */
+  key?: string;
 }
 
 export interface IdentityOptions {
@@ -58,6 +60,7 @@ export function tagsFromUris(uris: readonly string[], mesh: string): { tags: Tag
  * Grammar: elements separated by ",", pairs by ";", values optionally double-quoted with \" escapes.
  */
 export function xfccUris(header: string): string[] {
+  if (!header.includes('"')) return fastXfccUris(header);
   const elements = splitOutsideQuotes(header, ",");
   const last = elements[elements.length - 1] ?? "";
   const uris: string[] = [];
@@ -67,6 +70,37 @@ export function xfccUris(header: string): string[] {
     uris.push(unquote(pair.slice(eq + 1).trim()));
   }
   return uris.filter(Boolean);
+}
+
+/** The common unquoted form, without the character-by-character scanner. */
+function fastXfccUris(header: string): string[] {
+  const last = header.slice(header.lastIndexOf(",") + 1);
+  const uris: string[] = [];
+  for (const pair of last.split(";")) {
+    const eq = pair.indexOf("=");
+    if (eq === 3 && pair.slice(0, 3).toLowerCase() === "uri" && eq + 1 < pair.length) uris.push(pair.slice(eq + 1).trim());
+    else if (eq > 0 && eq !== 3 && pair.slice(0, eq).trim().toLowerCase() === "uri") uris.push(pair.slice(eq + 1).trim());
+  }
+  return uris.filter(Boolean);
+}
+
+/** Remembers identities per raw input (peer SANs, XFCC, x-kuma-tags): the same client sends the same bytes. */
+export class IdentityCache {
+  private readonly entries = new Map<string, ClientIdentity>();
+
+  constructor(private readonly maxEntries = 4096) {}
+
+  get(input: IdentityInput, opts: IdentityOptions): ClientIdentity {
+    const key = `${input.peerUriSans.join("\u0000")}\u0001${input.headers.get("x-forwarded-client-cert") ?? ""}\u0001${opts.trustKumaTagsHeader ? (input.headers.get("x-kuma-tags") ?? "") : ""}`;
+    let id = this.entries.get(key);
+    if (!id) {
+      id = clientIdentity(input, opts);
+      id.key = tagSetKey(id.tags);
+      if (this.entries.size >= this.maxEntries) this.entries.clear();
+      this.entries.set(key, id);
+    }
+    return id;
+  }
 }
 
 /** x-kuma-tags: `&key=v1,v2&&key2=v3&`. */

@@ -24,7 +24,7 @@ const ALLOWING = new Set(["Allow", "AllowWithShadowDeny"]);
 
 export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: EvalContext): Evaluation {
   const trace: KindTrace[] = [];
-  const clientKey = tagSetKey(client.tags);
+  const clientKey = client.key ?? tagSetKey(client.tags);
   const describe = `client ${clientKey || "(no identity)"} via ${client.source}`;
   let allow: Explanation = { action: "allow", kind: "none", reason: `no MeshTrafficPermission selects inbound ${plan.inbound.name}` };
 

@@ -1,0 +1,97 @@
+// Cost per policy decision with 1, 100 and 10 000 policies loaded (goal: 10 000 : 1 ≤ 1.3), for repeated
+// clients (the usual case) and for a new client identity on every request (no per-client cache help).
+// Run alone: node dist/bench/policy.js [--quick]
+import { pathToFileURL } from "node:url";
+import type { RequestFacts } from "../extproc/decision.js";
+import { dataplaneFromTags } from "../extproc/policy/dataplane.js";
+import { PolicyEngine } from "../extproc/policy/engine.js";
+import { validatePolicyObject } from "../extproc/policy/parse.js";
+import type { Policy } from "../extproc/policy/types.js";
+import { type BenchRow, formatRows } from "./report.js";
+
+const RATIO_GOAL = 1.3;
+const SIZES = [1, 100, 10_000] as const;
+
+function policy(doc: object): Policy {
+  const { policy, violations } = validatePolicyObject(doc);
+  if (!policy) throw new Error(`bench policy invalid: ${JSON.stringify(violations)}`);
+  return policy;
+}
+
+/**
+ * N policies shaped like a real mesh: one MTP for backend (deny all, allow web), and the rest spread over
+ * other services and kinds; every 100th also selects backend with a from item for one specific client.
+ */
+export function policySet(n: number): Policy[] {
+  const out: Policy[] = [
+    policy({ type: "MeshTrafficPermission", name: "backend", spec: { targetRef: { kind: "MeshService", name: "backend" }, from: [
+      { targetRef: { kind: "Mesh" }, default: { action: "Deny" } },
+      { targetRef: { kind: "MeshService", name: "web" }, default: { action: "Allow" } },
+    ] } }),
+  ];
+  for (let i = 1; i < n; i++) {
+    const target = i % 100 === 0 ? "backend" : `svc-${i}`;
+    const client = { kind: "MeshService", name: `client-${i}` };
+    if (i % 3 === 0) out.push(policy({ type: "MeshTrafficPermission", name: `mtp-${i}`, spec: { targetRef: { kind: "MeshService", name: target }, from: [{ targetRef: client, default: { action: "Allow" } }] } }));
+    else if (i % 3 === 1) out.push(policy({ type: "MeshFaultInjection", name: `mfi-${i}`, spec: { targetRef: { kind: "MeshService", name: target }, from: [{ targetRef: client, default: { http: [{ delay: { value: "1ms", percentage: 1 } }] } }] } }));
+    else out.push(policy({ type: "MeshRateLimit", name: `mrl-${i}`, spec: { targetRef: { kind: "MeshService", name: target }, from: [{ targetRef: { kind: "Mesh" }, default: { local: { http: { requestRate: { num: 1_000_000_000, interval: "1s" } } } } }] } }));
+  }
+  return out;
+}
+
+function facts(client: string): RequestFacts {
+  const headers = new Map([["x-forwarded-client-cert", `By=spiffe://default/backend;Hash=0;URI=spiffe://default/${client};URI=kuma://version/v1`]]);
+  return { direction: "inbound", method: "GET", path: "/api/items", authority: "backend:8080", scheme: "http", headers, peerUriSans: [] };
+}
+
+/** Mean ns per decision over `decisions` decisions. */
+function measure(engine: PolicyEngine, requests: readonly RequestFacts[], decisions: number): number {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < decisions; i++) engine.decide(requests[i % requests.length]!);
+  return Number(process.hrtime.bigint() - start) / decisions;
+}
+
+export async function benchPolicy(opts: { quick: boolean }): Promise<BenchRow[]> {
+  const decisions = opts.quick ? 20_000 : 200_000;
+  const rounds = opts.quick ? 3 : 7;
+  const dataplane = dataplaneFromTags("default", "kuma.io/service=backend,version=v1").dataplane!;
+  const warm = Array.from({ length: 64 }, (_, i) => facts(i === 0 ? "web" : `client-${i * 100}`));
+  const cold = Array.from({ length: 8192 }, (_, i) => facts(`new-client-${i}`)); // > the identity/rule caches
+  const engines = SIZES.map((n) => {
+    const engine = new PolicyEngine({ dataplane, nowMs: () => 0 });
+    const t0 = process.hrtime.bigint();
+    engine.replace(policySet(n));
+    return { n, engine, compileMs: Number(process.hrtime.bigint() - t0) / 1e6 };
+  });
+  // All sets stay loaded and rounds interleave the sizes, so heap size and machine drift hit each alike.
+  const samples = new Map<string, number[]>();
+  for (const e of engines) measure(e.engine, warm, decisions / 4); // JIT warm-up
+  for (let r = 0; r < rounds; r++) {
+    for (const e of engines) {
+      for (const [label, reqs] of [["repeated clients", warm], ["new client each request", cold]] as const) {
+        const key = `${label}|${e.n}`;
+        samples.set(key, [...(samples.get(key) ?? []), measure(e.engine, reqs, decisions)]);
+      }
+    }
+  }
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const rows: BenchRow[] = [];
+  for (const label of ["repeated clients", "new client each request"]) {
+    const base = median(samples.get(`${label}|1`)!);
+    for (const e of engines) {
+      const ns = median(samples.get(`${label}|${e.n}`)!);
+      const row: BenchRow = { name: `policy decide, ${label}, ${e.n} policies`, value: ns, unit: "ns/decision" };
+      if (e.n !== 1) Object.assign(row, { baseline: base, ratio: ns / base, ...(e.n === 10_000 ? { goal: `ratio ≤ ${RATIO_GOAL}` } : {}) });
+      rows.push(row);
+    }
+  }
+  for (const e of engines) rows.push({ name: `policy compile, ${e.n} policies`, value: e.compileMs, unit: "ms" });
+  return rows;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const rows = await benchPolicy({ quick: process.argv.includes("--quick") });
+  console.log(formatRows(rows));
+  const main = rows.find((r) => r.name.includes("repeated clients, 10000"));
+  console.log(`\nscaling 10 000 : 1 = ${main?.ratio?.toFixed(2)} (goal ≤ ${RATIO_GOAL})`);
+}
