@@ -24,12 +24,8 @@ export interface PolicyEngineOptions {
   dataplane: Dataplane;
   /** Take client tags from x-kuma-tags when there is no certificate identity. @default false */
   trustKumaTagsHeader?: boolean;
-  /** Add x-meshext-decision to local replies. @default false */
-  explainHeader?: boolean;
   /** Decision before the first replace(). @default "deny" */
   beforeFirstSync?: "allow" | "deny";
-  /** Longest fault delay to ask Envoy for; see delayBudgetMs(). @default Infinity */
-  maxDelayMs?: number;
   /** Name tie-break rule. @default "2.6" */
   compat?: Compat;
   nowMs?: () => number;
@@ -57,14 +53,6 @@ export interface EvaluateOverrides {
   dryRun?: boolean;
   identity?: ClientIdentity;
   inbound?: string;
-}
-
-/**
- * The delay budget for a fault: Envoy waits at most message_timeout for our reply, or up to
- * max_message_timeout when the transport sends override_message_timeout. Keep a margin for the reply itself.
- */
-export function delayBudgetMs(messageTimeoutMs: number, maxMessageTimeoutMs: number, marginMs = 50): number {
-  return Math.max(0, Math.max(messageTimeoutMs, maxMessageTimeoutMs) - marginMs);
 }
 
 export class PolicyEngine implements Decider {
@@ -130,8 +118,6 @@ export class PolicyEngine implements Decider {
       random: this.random,
       buckets: this.buckets,
       dryRun: over.dryRun ?? false,
-      maxDelayMs: this.opts.maxDelayMs ?? Number.POSITIVE_INFINITY,
-      explainHeader: this.opts.explainHeader ?? false,
     };
     if (!snap) {
       const explain = { action: "not-ready" as const, kind: "none" as const, reason: "no policy set loaded yet" };

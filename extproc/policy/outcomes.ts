@@ -1,12 +1,11 @@
 // Turns a matched MeshFaultInjection or MeshRateLimit conf into a local reply or a delay, and builds local
-// replies (with the optional explain header). Shared by inbound decisions; no I/O.
+// replies. Shared by inbound decisions; no I/O. (Fitting delays to Envoy's timers and the explain header
+// are the transport's job: extproc/transport/processor.ts and mapping.ts.)
 import type { Explanation, RespondDecision } from "../decision.js";
 import { sampleFaults } from "./faults.js";
 import type { FromItem, FromMatch } from "./from-items.js";
 import { httpRequestRate, type BucketStore } from "./rate-limit.js";
 import { splitValues } from "./routes.js";
-
-export const EXPLAIN_HEADER = "x-meshext-decision";
 
 export interface EvalContext {
   nowMs: number;
@@ -14,20 +13,10 @@ export interface EvalContext {
   buckets: BucketStore;
   /** Explain mode: do not consume rate-limit tokens. */
   dryRun: boolean;
-  /** Longest delay Envoy will wait for (message timeout budget); longer delays are capped. */
-  maxDelayMs: number;
-  explainHeader: boolean;
 }
 
 export function respond(status: number, body: string, headers: Array<[string, string]>, explain: Explanation, ctx: EvalContext): RespondDecision {
-  const all = [...headers];
-  if (ctx.explainHeader) {
-    const parts = [explain.action, `kind=${explain.kind}`];
-    if (explain.policy) parts.push(`policy=${explain.policy}`);
-    if (explain.rule) parts.push(`rule=${explain.rule}`);
-    all.push([EXPLAIN_HEADER, parts.join("; ")]);
-  }
-  return { type: "respond", status, body, headers: all, explain };
+  return { type: "respond", status, body, headers: [...headers], explain };
 }
 
 export interface FaultResult {
@@ -41,12 +30,7 @@ export function faultDecision(match: FromMatch, item: FromItem | undefined, who:
   const sampled = sampleFaults(match.conf.http, ctx.random);
   const policy = item?.policy.name;
   const rule = item ? `from[${item.index}]` : undefined;
-  let delayMs = sampled.delayMs;
-  let capNote = "";
-  if (delayMs > ctx.maxDelayMs) {
-    capNote = ` (capped from ${delayMs}ms: raise Envoy max_message_timeout)`;
-    delayMs = ctx.maxDelayMs;
-  }
+  const delayMs = sampled.delayMs;
   const base = { kind: "MeshFaultInjection" as const, ...(policy ? { policy } : {}), ...(rule ? { rule } : {}) };
   if (sampled.abort) {
     const explain: Explanation = { ...base, action: "abort", reason: `${who}: abort ${sampled.abort.httpStatus} from http[${sampled.abort.element}]` };
@@ -54,7 +38,7 @@ export function faultDecision(match: FromMatch, item: FromItem | undefined, who:
     if (delayMs > 0) decision.delayMs = delayMs;
     return { decision, delayMs, explain, outcome: `abort ${sampled.abort.httpStatus}` };
   }
-  const explain: Explanation = { ...base, action: "allow", reason: delayMs > 0 ? `${who}: delayed ${delayMs}ms${capNote}` : `${who}: no fault sampled` };
+  const explain: Explanation = { ...base, action: "allow", reason: delayMs > 0 ? `${who}: delayed ${delayMs}ms` : `${who}: no fault sampled` };
   return { delayMs, explain, outcome: delayMs > 0 ? `delay ${delayMs}ms` : "no fault sampled" };
 }
 

@@ -13,8 +13,6 @@ import type { Decision } from "../../extproc/decision.js";
 interface EngineDoc {
   seed?: number;
   trustKumaTagsHeader?: boolean;
-  explainHeader?: boolean;
-  maxDelayMs?: number;
   beforeFirstSync?: "allow" | "deny";
   /** Do not load policies at all (before-first-sync cases). */
   noSync?: boolean;
@@ -67,8 +65,6 @@ export function runCase(inputFile: string): CaseResult {
     random: seededRandom(engineDoc.seed ?? 1),
     nowMs: () => nowMs,
     trustKumaTagsHeader: engineDoc.trustKumaTagsHeader,
-    explainHeader: engineDoc.explainHeader,
-    maxDelayMs: engineDoc.maxDelayMs,
     beforeFirstSync: engineDoc.beforeFirstSync,
   });
   if (!engineDoc.noSync) engine.replace(policies);

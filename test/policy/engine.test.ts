@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import type { RequestFacts } from "../../extproc/decision.js";
 import { dataplaneFromTags, dataplaneFromText } from "../../extproc/policy/dataplane.js";
-import { delayBudgetMs, PolicyEngine } from "../../extproc/policy/engine.js";
+import { PolicyEngine } from "../../extproc/policy/engine.js";
 import { parsePolicyText } from "../../extproc/policy/parse.js";
 import { seededRandom } from "../../extproc/policy/random.js";
 import type { Policy } from "../../extproc/policy/types.js";
@@ -80,7 +80,3 @@ test("engine › dataplane from --dataplane-tags needs kuma.io/service", (t) => 
   t.deepEqual(dataplaneFromTags("default", "kuma.io/service=backend,version=v1").dataplane?.inbounds[0]?.tags, { "kuma.io/service": "backend", version: "v1" });
 });
 
-test("engine › delay budget is the larger Envoy timeout minus a margin", (t) => {
-  t.is(delayBudgetMs(200, 0), 150);
-  t.is(delayBudgetMs(200, 10_000), 9950);
-});
