@@ -7,9 +7,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { DockerComposeEnvironment, getContainerRuntimeClient, Wait, type StartedDockerComposeEnvironment } from "testcontainers";
+import { DRAIN_METRIC } from "../../extproc/drain/metrics.js";
 import { http1Client, http2Client, type Client } from "./traffic.js";
 
 const ENVOY_DIR = join(process.cwd(), "envoy");
+const CONTRACT = JSON.parse(readFileSync(join(process.cwd(), "wasm", "contract.json"), "utf8")) as Record<string, string>;
 const TOKEN = "demo-token"; // envoy/docker-compose.yml control-plane --token
 const WEB = { "x-kuma-tags": "&kuma.io/service=web&" }; // trusted by the compose sidecar (--trust-kuma-tags-header)
 const SERVICES = ["envoy", "control-plane", "seed", "sidecar", "app", "prometheus"]; // not the demo load client
@@ -125,9 +127,9 @@ test.serial("envoy › e2e: SIGTERM under load drops nothing, closes keep-alive 
 
   // And Prometheus saw the drain, from the sidecar and from the wasm filter inside Envoy
   const drained = async (expr: string) => until(expr, async () => ((await promValue(prometheus, expr)) ?? 0) > 0 || undefined, 30_000);
-  await drained(`max_over_time(meshext_drain_draining{job="meshext-sidecar"}[5m])`);
-  await drained(`max_over_time(meshext_drain_draining{job="envoy"}[5m])`);
-  await drained(`max_over_time(meshext_drain_close_responses_total{job="envoy"}[5m])`);
+  await drained(`max_over_time(${DRAIN_METRIC.draining}{job="meshext-sidecar"}[5m])`);
+  await drained(`max_over_time(${CONTRACT.metricDraining}{job="envoy"}[5m])`);
+  await drained(`max_over_time(${CONTRACT.metricCloseResponses}{job="envoy"}[5m])`);
   t.pass("drain metrics seen in Prometheus");
 
   // And once the sidecar has exited, its dataplane is gone from the control plane

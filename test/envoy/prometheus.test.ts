@@ -3,6 +3,7 @@
 import test from "ava";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { DRAIN_METRIC } from "../../extproc/drain/metrics.js";
 import { adminUrl, spawnMeshext } from "../drain/meshext-process.js";
 import { EnvoyExtProcClient } from "../helpers/envoy-ext-proc-client.js";
 import { RunningPrometheus, scrapeConfigFor, type Sample } from "../helpers/prometheus.js";
@@ -60,8 +61,8 @@ test("envoy › real Prometheus scrapes the real sidecar: up, ext_proc streams, 
   t.true(total(streams) >= 8, `streams opened: ${JSON.stringify(streams)}`);
   const decisions = await prometheus.until(`meshext_decisions_total{job="${SIDECAR_JOB}"}`, (s) => s.some((x) => x.metric.action === "deny" && x.value > 0));
   t.true(decisions.some((d) => d.metric.kind === "MeshTrafficPermission" && d.metric.action === "deny" && d.value >= 4), JSON.stringify(decisions));
-  const draining = await prometheus.until(`meshext_sidecar_draining{job="${SIDECAR_JOB}"}`, (s) => s[0]?.value === 1);
+  const draining = await prometheus.until(`${DRAIN_METRIC.draining}{job="${SIDECAR_JOB}"}`, (s) => s[0]?.value === 1);
   t.is(draining[0]?.value, 1, "the drain gauge reached Prometheus");
-  const duration = await prometheus.query(`meshext_sidecar_drain_duration_seconds{job="${SIDECAR_JOB}"}`);
-  t.is(duration.length, 1, "meshext_sidecar_drain_duration_seconds is scraped");
+  const duration = await prometheus.query(`${DRAIN_METRIC.durationSeconds}{job="${SIDECAR_JOB}"}`);
+  t.is(duration.length, 1, `${DRAIN_METRIC.durationSeconds} is scraped`);
 });
