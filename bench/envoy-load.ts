@@ -19,6 +19,8 @@ export interface LoadOptions {
   /** Builds the i-th request's headers. */
   headers?: (i: number) => Array<[string, string]>;
   metadata?: Record<string, string>;
+  /** Called after each request: start (performance.timeOrigin-based ms since epoch), latency ms, error. */
+  onRequest?: (startMs: number, latencyMs: number, err: string | undefined) => void;
 }
 
 export interface LoadResult {
@@ -111,6 +113,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
       const i = issued++;
       const t0 = performance.now();
       const err = await oneRequest(channels[w % channels.length]!, md, headers(i), opts.closeMode);
+      opts.onRequest?.(performance.timeOrigin + t0, performance.now() - t0, err);
       if (err === undefined) {
         result.ok++;
         result.latenciesMs.push(performance.now() - t0);

@@ -1,0 +1,54 @@
+// h2load (nghttp2) as the load generator for the graceful pattern: one gRPC-framed request_headers
+// ProcessingRequest per HTTP/2 stream with END_STREAM, -c 1 (one connection, like one Envoy worker),
+// -m <in flight>; per-request latencies from its --log-file.
+import { spawnSync } from "node:child_process";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ProcessingRequest } from "../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
+import { realisticHeaders } from "./envoy-load.js";
+import { CLIENT_CPU, spawnPinned } from "./proc.js";
+
+export const HAVE_H2LOAD = spawnSync("which", ["h2load"]).status === 0;
+const PATH = "/envoy.service.ext_proc.v3.ExternalProcessor/Process";
+
+/** The gRPC frame (5-byte prefix + message) of Envoy's request_headers for realisticHeaders(i). */
+export function requestFrame(i = 1): Buffer {
+  const headers = realisticHeaders(i).map(([key, v]) => ({ key, value: "", rawValue: Buffer.from(v) }));
+  const msg = Buffer.from(ProcessingRequest.encode({ request: { $case: "requestHeaders", requestHeaders: { headers: { headers }, attributes: {}, endOfStream: true } }, attributes: {}, observabilityMode: false } as ProcessingRequest).finish());
+  const frame = Buffer.alloc(5 + msg.length);
+  frame.writeUInt32BE(msg.length, 1);
+  msg.copy(frame, 5);
+  return frame;
+}
+
+export interface H2loadResult {
+  ok: number;
+  failed: number;
+  rps: number;
+  /** [start ms since epoch, latency ms] per request, in end order. */
+  samples: Array<[number, number]>;
+  latenciesMs: number[];
+}
+
+/** Runs h2load against `target` for warmupS + durationS; the result covers the measured part only. */
+export async function runH2load(target: string, inFlight: number, durationS: number, warmupS: number): Promise<H2loadResult> {
+  const frameFile = join(tmpdir(), `meshext-bench-${process.pid}.grpcframe`);
+  const logFile = join(tmpdir(), `meshext-bench-${process.pid}.h2load.log`);
+  writeFileSync(frameFile, requestFrame());
+  rmSync(logFile, { force: true });
+  const child = spawnPinned(CLIENT_CPU, "h2load", ["-c", "1", "-m", String(inFlight), "-D", String(durationS), `--warm-up-time=${warmupS}`,
+    "-d", frameFile, "-H", "content-type: application/grpc", "-H", "te: trailers", `--log-file=${logFile}`, `http://${target}${PATH}`]);
+  let out = "";
+  child.stdout!.on("data", (d) => (out += String(d)));
+  child.stderr!.on("data", (d) => (out += String(d)));
+  const code = await new Promise<number | null>((r) => child.once("exit", r));
+  const rq = /requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored/.exec(out);
+  const fin = /finished in [\d.]+m?s, ([\d.]+) req\/s/.exec(out);
+  if (code !== 0 || !rq || !fin) throw new Error(`bench: h2load failed (exit ${code}): ${out.slice(-800)}`);
+  const samples: Array<[number, number]> = readFileSync(logFile, "utf8").trim().split("\n").map((l) => l.split("\t"))
+    .filter((f) => f[1] === "200").map((f) => [Number(f[0]) / 1000, Number(f[2]) / 1000]);
+  rmSync(logFile, { force: true });
+  rmSync(frameFile, { force: true });
+  return { ok: Number(rq[4]), failed: Number(rq[5]) + Number(rq[6]), rps: Number(fin[1]), samples, latenciesMs: samples.map((s) => s[1]).sort((a, b) => a - b) };
+}

@@ -1,0 +1,64 @@
+// The two servers under test as pinned child processes: the echo baseline and the meshext sidecar
+// (N generated policies in a temp directory), with their pid, gRPC/admin addresses and log lines.
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { writePolicyDir } from "./policy-files.js";
+import { type JsonLine, onJsonLines, SERVER_CPU, spawnPinned, stopChild, waitForLine } from "./proc.js";
+
+const DIST = join(process.cwd(), "dist");
+
+export interface ServerProc {
+  label: string;
+  child: ChildProcess;
+  pid: number;
+  grpc: string;
+  admin?: string;
+  /** Policy directory (sidecar only). */
+  dir?: string;
+  /** Every JSON log line so far, with the local receive time (ms since epoch). */
+  lines: Array<{ at: number; line: JsonLine }>;
+  stop(): Promise<void>;
+}
+
+function track(child: ChildProcess): Array<{ at: number; line: JsonLine }> {
+  const lines: Array<{ at: number; line: JsonLine }> = [];
+  onJsonLines(child, (line) => lines.push({ at: Date.now(), line }));
+  return lines;
+}
+
+export async function startEcho(): Promise<ServerProc> {
+  const child = spawnPinned(SERVER_CPU, process.execPath, [join(DIST, "bench", "echo-server.js")]);
+  const lines = track(child);
+  const l = await waitForLine(child, (x) => x.msg === "listening", 10_000, "echo server");
+  return { label: "echo", child, pid: child.pid!, grpc: String(l.grpc), lines, stop: () => stopChild(child) };
+}
+
+export interface SidecarOptions {
+  policies: number;
+  maxStreamsPerConnection?: number;
+  logLevel?: string;
+}
+
+export async function startSidecarProc(opts: SidecarOptions): Promise<ServerProc> {
+  const dir = mkdtempSync(join(tmpdir(), "meshext-bench-"));
+  const policyDir = join(dir, "policies");
+  writePolicyDir(policyDir, opts.policies);
+  const args = [join(DIST, "extproc", "cli.js"), "sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+    "--policies", policyDir, "--dataplane-tags", "kuma.io/service=backend,version=v1", "--dataplane-name", "bench",
+    "--log-level", opts.logLevel ?? "info", "--max-streams-per-connection", String(opts.maxStreamsPerConnection ?? 500)];
+  const child = spawnPinned(SERVER_CPU, process.execPath, args);
+  const lines = track(child);
+  const inForce = waitForLine(child, (x) => x.msg === "policy set in force", 120_000, `sidecar with ${opts.policies} policies`);
+  const l = await waitForLine(child, (x) => x.msg === "listening", 120_000, "sidecar");
+  await inForce.catch(() => undefined);
+  if (!lines.some((x) => x.line.msg === "policy set in force")) throw new Error(`bench: sidecar never put its ${opts.policies} policies in force`);
+  return {
+    label: `sidecar, ${opts.policies} policies`, child, pid: child.pid!, grpc: String(l.grpc), admin: String(l.admin), dir: policyDir, lines,
+    stop: async () => {
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
