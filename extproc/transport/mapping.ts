@@ -1,7 +1,7 @@
 // PURE: ProcessingRequest → RequestFacts, and Decision → ProcessingResponse messages. The only
 // place that knows how a decision looks on Envoy's wire (immediate_response, mutations, mode_override).
 import type { Direction, RequestFacts, RespondDecision, HeaderEdits } from "../decision.js";
-import type { HttpHeaders, ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
+import type { CommonResponse, HttpHeaders, ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
 import { CommonResponse_ResponseStatus } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
 import { ProcessingMode_BodySendMode, ProcessingMode_HeaderSendMode } from "../gen/envoy/extensions/filters/http/ext_proc/v3/processing_mode.js";
 import { headerMapToMap, isEmptyEdits, toHeaderMutation } from "./headers.js";
@@ -38,20 +38,23 @@ export function requestFacts(
   };
 }
 
+/** CONTINUE with optional header edits (no body or trailer changes, route cache kept). */
+function continueWith(edits: HeaderEdits | undefined): CommonResponse {
+  return {
+    status: CommonResponse_ResponseStatus.CONTINUE,
+    headerMutation: isEmptyEdits(edits) ? undefined : toHeaderMutation(edits!),
+    bodyMutation: undefined,
+    trailers: undefined,
+    clearRouteCache: false,
+  };
+}
+
 /** Continue, with optional request-header edits; asks Envoy to skip the response phase when it is not needed. */
 export function continueRequestHeaders(edits: HeaderEdits | undefined, skipResponsePhase: boolean): ProcessingResponse {
   return {
     response: {
       $case: "requestHeaders",
-      requestHeaders: {
-        response: {
-          status: CommonResponse_ResponseStatus.CONTINUE,
-          headerMutation: isEmptyEdits(edits) ? undefined : toHeaderMutation(edits!),
-          bodyMutation: undefined,
-          trailers: undefined,
-          clearRouteCache: false,
-        },
-      },
+      requestHeaders: { response: continueWith(edits) },
     },
     modeOverride: skipResponsePhase
       ? {
@@ -70,15 +73,7 @@ export function continueResponseHeaders(edits: HeaderEdits | undefined): Process
   return {
     response: {
       $case: "responseHeaders",
-      responseHeaders: {
-        response: {
-          status: CommonResponse_ResponseStatus.CONTINUE,
-          headerMutation: isEmptyEdits(edits) ? undefined : toHeaderMutation(edits!),
-          bodyMutation: undefined,
-          trailers: undefined,
-          clearRouteCache: false,
-        },
-      },
+      responseHeaders: { response: continueWith(edits) },
     },
   };
 }
