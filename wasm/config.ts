@@ -1,150 +1,185 @@
-// Plugin configuration: fields, DEFAULTS and a pure parseConfig(text) that reports every violation.
-// Never traps; the caller (filter.ts) logs one critical line and rejects the config on error.
+// Plugin configuration: fields, DEFAULTS and a pure parseConfig(bytes) that reports every violation.
+// Never traps; the caller (root.ts) logs one critical line and rejects the config on error.
+import { ascii, Writer } from "./abi/writer";
 import { DEFAULT_AUTHORITY, DEFAULT_CLUSTER, DEFAULT_HEALTH_PATH, DRAIN_PATH, DRAINING_HEADER } from "./contract";
 import { E_CONFIG_NOT_JSON } from "./errors";
 import { JsonKind, JsonValue, parseJson } from "./json";
-import { decimal } from "./logging";
 
+/** Text values are UTF-8 bytes, ready for the host. */
 export class PluginConfig {
   /** Envoy cluster reaching the sidecar admin. @default "meshext_sidecar_admin" */
-  pollCluster: string = DEFAULT_CLUSTER;
+  pollCluster: ArrayBuffer = ascii(DEFAULT_CLUSTER);
   /** Path of the drain state endpoint. @default "/drain" */
-  pollPath: string = DRAIN_PATH;
+  pollPath: ArrayBuffer = ascii(DRAIN_PATH);
   /** :authority of the poll request. @default "127.0.0.1:9902" */
-  pollAuthority: string = DEFAULT_AUTHORITY;
+  pollAuthority: ArrayBuffer = ascii(DEFAULT_AUTHORITY);
   /** Tick period: how often the state is polled (once per period across all worker VMs). @default 1000 */
   pollPeriodMs: u32 = 1000;
   /** proxy_http_call timeout. @default 500 */
   pollTimeoutMs: u32 = 500;
   /** Health path answered by the filter. @default "/meshext/health" */
-  healthPath: string = DEFAULT_HEALTH_PATH;
+  healthPath: ArrayBuffer = ascii(DEFAULT_HEALTH_PATH);
   /** true: answer 200 on the health path when serving; false: pass it through to the app. @default true */
   healthAnswerWhenServing: bool = true;
-  /** Response header added (value "true") while draining; "" disables. @default "x-meshext-draining" */
-  drainingHeader: string = DRAINING_HEADER;
+  /** Response header added (value "true") while draining; empty disables. @default "x-meshext-draining" */
+  drainingHeader: ArrayBuffer = ascii(DRAINING_HEADER);
   /** Ramp over which the share of closed HTTP/1 responses grows 0 → 1 after drain start; 0 = all at once. @default 0 */
   closeRampMs: u32 = 0;
   /** Force draining regardless of the poll (for control planes that push it). @default false */
   draining: bool = false;
 }
 
-export class ConfigResult {
-  constructor(public config: PluginConfig | null, public error: string) {}
-}
+/** Violations, written "field: message" and "; "-separated into the caller's line. */
+class Problems {
+  count: i32 = 0;
+  constructor(public out: Writer) {}
 
-class Violations {
-  text: string = "";
-  add(field: string, message: string): void {
-    if (this.text.length > 0) this.text += "; ";
-    this.text += field + ": " + message;
+  /** Starts an entry with its field name (`prefix.` when in a section); the caller adds the rest. */
+  field(prefix: string): Writer {
+    if (this.count++ > 0) this.out.text("; ");
+    this.out.text(prefix);
+    if (prefix.length > 0) this.out.byte(0x2e);
+    return this.out;
+  }
+
+  add(prefix: string, key: string, message: string): void {
+    this.field(prefix).text(key).text(": ").text(message);
   }
 }
 
-const TOP_KEYS: string[] = ["poll", "health", "drainingHeader", "closeRampMs", "draining"];
-const POLL_KEYS: string[] = ["cluster", "path", "authority", "periodMs", "timeoutMs"];
-const HEALTH_KEYS: string[] = ["path", "answerWhenServing"];
+/** One object of the configuration (the top level, "poll", "health"): typed reads with defaults. */
+class Section {
+  constructor(public object: JsonValue | null, public prefix: string, public problems: Problems, allowedKeys: string) {
+    let member: JsonValue | null = object !== null ? object.first : null;
+    while (member !== null) {
+      if (!isOneOf(member.keyStart, member.keyLength, allowedKeys)) {
+        problems.field(prefix).bytes(member.keyStart, member.keyLength).text(": unknown field");
+      }
+      member = member.next;
+    }
+  }
 
-function checkKeys(object: JsonValue, allowed: string[], prefix: string, out: Violations): void {
-  for (let i = 0; i < object.keys.length; i++) {
-    const key = unchecked(object.keys[i]);
-    if (!allowed.includes(key)) out.add(prefix + key, "unknown field");
+  get(key: string): JsonValue | null {
+    const object = this.object;
+    return object === null ? null : object.get(key);
+  }
+
+  wrong(key: string, message: string): void {
+    this.problems.add(this.prefix, key, message);
+  }
+
+  /** A nested object, or a section reading nothing when absent or wrong. */
+  section(key: string, allowedKeys: string): Section {
+    let value = this.get(key);
+    if (value !== null && value.kind != JsonKind.Object) {
+      this.wrong(key, "expected an object");
+      value = null;
+    }
+    return new Section(value, key, this.problems, allowedKeys);
+  }
+
+  string(key: string, fallback: ArrayBuffer): ArrayBuffer {
+    const value = this.get(key);
+    if (value === null) return fallback;
+    if (value.kind != JsonKind.String || value.length == 0) {
+      this.wrong(key, "expected a non-empty string");
+      return fallback;
+    }
+    return value.bytes();
+  }
+
+  path(key: string, fallback: ArrayBuffer): ArrayBuffer {
+    const path = this.string(key, fallback);
+    if (path.byteLength == 0 || load<u8>(changetype<usize>(path)) != 0x2f) this.wrong(key, "expected a path starting with '/'");
+    return path;
+  }
+
+  bool(key: string, fallback: bool): bool {
+    const value = this.get(key);
+    if (value === null) return fallback;
+    if (value.kind != JsonKind.Bool) { this.wrong(key, "expected true or false"); return fallback; }
+    return value.boolValue;
+  }
+
+  int(key: string, fallback: u32, lowest: u32, highest: u32): u32 {
+    const value = this.get(key);
+    if (value === null) return fallback;
+    const n = value.numberValue;
+    if (value.kind != JsonKind.Number || !value.integral || n < <f64>lowest || n > <f64>highest) {
+      this.problems.field(this.prefix).text(key).text(": expected an integer ").decimal(lowest).text("..").decimal(highest);
+      return fallback;
+    }
+    return <u32>n;
+  }
+
+  /** A lowercase header name; null or "" → empty (disabled). */
+  headerName(key: string, fallback: ArrayBuffer): ArrayBuffer {
+    const value = this.get(key);
+    if (value === null) return fallback;
+    if (value.kind == JsonKind.Null) return new ArrayBuffer(0);
+    if (value.kind != JsonKind.String || !isHeaderName(value.start, value.length)) {
+      this.wrong(key, "expected a lowercase header name, \"\" or null");
+      return fallback;
+    }
+    return value.bytes();
   }
 }
 
-function readString(object: JsonValue, key: string, field: string, fallback: string, out: Violations): string {
-  const value = object.get(key);
-  if (value === null) return fallback;
-  if (value.kind != JsonKind.String || value.stringValue.length == 0) {
-    out.add(field, "expected a non-empty string");
-    return fallback;
+/** Is the key one of the space-separated words? */
+function isOneOf(key: usize, keyLength: i32, words: string): bool {
+  let start = 0;
+  for (let i = 0; i <= words.length; i++) {
+    if (i < words.length && words.charCodeAt(i) != 0x20) continue;
+    if (i - start == keyLength && equalsAt(key, words, start, keyLength)) return true;
+    start = i + 1;
   }
-  return value.stringValue;
+  return false;
 }
 
-function readPath(object: JsonValue, key: string, field: string, fallback: string, out: Violations): string {
-  const path = readString(object, key, field, fallback, out);
-  if (!path.startsWith("/")) out.add(field, "expected a path starting with '/'");
-  return path;
+function equalsAt(key: usize, words: string, start: i32, length: i32): bool {
+  for (let i = 0; i < length; i++) if (<i32>load<u8>(key + <usize>i) != words.charCodeAt(start + i)) return false;
+  return true;
 }
 
-function readBool(object: JsonValue, key: string, field: string, fallback: bool, out: Violations): bool {
-  const value = object.get(key);
-  if (value === null) return fallback;
-  if (value.kind != JsonKind.Bool) { out.add(field, "expected true or false"); return fallback; }
-  return value.boolValue;
-}
-
-function readInt(object: JsonValue, key: string, field: string, fallback: u32, lowest: u32, highest: u32, out: Violations): u32 {
-  const value = object.get(key);
-  if (value === null) return fallback;
-  const n = value.numberValue;
-  if (value.kind != JsonKind.Number || !value.integral || n < <f64>lowest || n > <f64>highest) {
-    out.add(field, "expected an integer " + decimal(lowest) + ".." + decimal(highest));
-    return fallback;
-  }
-  return <u32>n;
-}
-
-function isHeaderName(name: string): bool {
-  for (let i = 0; i < name.length; i++) {
-    const c = name.charCodeAt(i);
+function isHeaderName(name: usize, length: i32): bool {
+  for (let i = 0; i < length; i++) {
+    const c = <i32>load<u8>(name + <usize>i);
     const ok = (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c == 0x2d || c == 0x5f;
     if (!ok) return false;
   }
   return true;
 }
 
-function readHeaderName(object: JsonValue, out: Violations, fallback: string): string {
-  const value = object.get("drainingHeader");
-  if (value === null) return fallback;
-  if (value.kind == JsonKind.Null) return "";
-  if (value.kind != JsonKind.String || !isHeaderName(value.stringValue)) {
-    out.add("drainingHeader", "expected a lowercase header name, \"\" or null");
-    return fallback;
-  }
-  return value.stringValue;
-}
-
-function readObject(object: JsonValue, key: string, out: Violations): JsonValue | null {
-  const value = object.get(key);
-  if (value === null) return null;
-  if (value.kind != JsonKind.Object) { out.add(key, "expected an object"); return null; }
-  return value;
-}
-
-function isBlank(text: string): bool {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x20) return false;
+function isBlank(text: ArrayBuffer): bool {
+  for (let i = 0; i < text.byteLength; i++) if (load<u8>(changetype<usize>(text) + <usize>i) > 0x20) return false;
   return true;
 }
 
-/** Empty or whitespace-only text means all defaults. */
-export function parseConfig(text: string): ConfigResult {
+/**
+ * Empty or whitespace-only text means all defaults. On error returns null after writing every
+ * violation ("field: expected …", "; "-separated) to `problems`. The bytes are rewritten (json.ts).
+ */
+export function parseConfig(text: ArrayBuffer, problems: Writer): PluginConfig | null {
   const config = new PluginConfig();
+  if (isBlank(text)) return config;
   const root = parseJson(text);
-  if (root !== null && root.kind == JsonKind.Null && isBlank(text)) return new ConfigResult(config, "");
-  if (root === null || root.kind != JsonKind.Object) return new ConfigResult(null, E_CONFIG_NOT_JSON);
-
-  const out = new Violations();
-  checkKeys(root, TOP_KEYS, "", out);
-  const poll = readObject(root, "poll", out);
-  if (poll !== null) {
-    checkKeys(poll, POLL_KEYS, "poll.", out);
-    config.pollCluster = readString(poll, "cluster", "poll.cluster", config.pollCluster, out);
-    config.pollPath = readPath(poll, "path", "poll.path", config.pollPath, out);
-    config.pollAuthority = readString(poll, "authority", "poll.authority", config.pollAuthority, out);
-    config.pollPeriodMs = readInt(poll, "periodMs", "poll.periodMs", config.pollPeriodMs, 100, 3600000, out);
-    config.pollTimeoutMs = readInt(poll, "timeoutMs", "poll.timeoutMs", config.pollTimeoutMs, 1, 60000, out);
+  if (root === null || root.kind != JsonKind.Object) {
+    problems.text(E_CONFIG_NOT_JSON);
+    return null;
   }
-  const health = readObject(root, "health", out);
-  if (health !== null) {
-    checkKeys(health, HEALTH_KEYS, "health.", out);
-    config.healthPath = readPath(health, "path", "health.path", config.healthPath, out);
-    config.healthAnswerWhenServing = readBool(health, "answerWhenServing", "health.answerWhenServing", true, out);
-  }
-  config.drainingHeader = readHeaderName(root, out, config.drainingHeader);
-  config.closeRampMs = readInt(root, "closeRampMs", "closeRampMs", config.closeRampMs, 0, 3600000, out);
-  config.draining = readBool(root, "draining", "draining", false, out);
-
-  if (out.text.length > 0) return new ConfigResult(null, out.text);
-  return new ConfigResult(config, "");
+  const out = new Problems(problems);
+  const top = new Section(root, "", out, "poll health drainingHeader closeRampMs draining");
+  const poll = top.section("poll", "cluster path authority periodMs timeoutMs");
+  config.pollCluster = poll.string("cluster", config.pollCluster);
+  config.pollPath = poll.path("path", config.pollPath);
+  config.pollAuthority = poll.string("authority", config.pollAuthority);
+  config.pollPeriodMs = poll.int("periodMs", config.pollPeriodMs, 100, 3600000);
+  config.pollTimeoutMs = poll.int("timeoutMs", config.pollTimeoutMs, 1, 60000);
+  const health = top.section("health", "path answerWhenServing");
+  config.healthPath = health.path("path", config.healthPath);
+  config.healthAnswerWhenServing = health.bool("answerWhenServing", true);
+  config.drainingHeader = top.headerName("drainingHeader", config.drainingHeader);
+  config.closeRampMs = top.int("closeRampMs", config.closeRampMs, 0, 3600000);
+  config.draining = top.bool("draining", false);
+  return out.count > 0 ? null : config;
 }

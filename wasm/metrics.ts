@@ -1,18 +1,33 @@
 // The filter's metrics: defined once per VM (in proxy_on_vm_start, never during _initialize) and
 // updated through abi/host.ts. Names come from contract.ts; failures are logged, never fatal.
 import { defineMetric, incrementMetric, recordMetric } from "./abi/host";
-import { logAt } from "./logging";
 import { LogLevel, MetricType } from "./abi/types";
+import { Writer } from "./abi/writer";
 import * as contract from "./contract";
 import { DrainState } from "./drain";
 import { E_METRIC_DEFINE } from "./errors";
+import { emit, startLine } from "./logging";
 
-const UNDEFINED: i64 = -1;
+/** Poll failure reasons (the `reason` label: contract.POLL_ERROR_*). */
+export const enum PollError { Dispatch, Reset, Status, Malformed }
 
-function define(metricType: u32, name: string): i64 {
+const NAME_BYTES = 128;
+const NAME = new Writer(memory.data(NAME_BYTES), NAME_BYTES);
+
+/** Metric id, or -1 when undefined (the host refused it; updates are then skipped). */
+function define(metricType: u32, name: Writer): i64 {
   const id = defineMetric(metricType, name);
-  if (id < 0) logAt(LogLevel.Warn, E_METRIC_DEFINE + name);
+  if (id < 0) emit(LogLevel.Warn, startLine(E_METRIC_DEFINE).bytes(name.base, name.length));
   return id;
+}
+
+function named(name: string): Writer {
+  return NAME.reset().text(name);
+}
+
+/** meshext_drain_poll_errors_total_reason=<reason> */
+function pollErrors(reason: string): i64 {
+  return define(MetricType.Counter, named(contract.METRIC_POLL_ERRORS).text(contract.METRIC_REASON_LABEL).text(reason));
 }
 
 function increment(id: i64): void {
@@ -23,34 +38,29 @@ function record(id: i64, value: i64): void {
   if (id >= 0) recordMetric(<u32>id, value);
 }
 
-function pollErrorName(reason: string): string {
-  return contract.METRIC_POLL_ERRORS + contract.METRIC_REASON_LABEL + reason;
-}
-
 export class DrainMetrics {
-  draining: i64 = UNDEFINED;
-  startedSeconds: i64 = UNDEFINED;
-  deadlineSeconds: i64 = UNDEFINED;
-  closeResponses: i64 = UNDEFINED;
-  healthRefusals: i64 = UNDEFINED;
-  pollSuccesses: i64 = UNDEFINED;
-  pollDispatchErrors: i64 = UNDEFINED;
-  pollResetErrors: i64 = UNDEFINED;
-  pollStatusErrors: i64 = UNDEFINED;
-  pollMalformedErrors: i64 = UNDEFINED;
+  draining: i64 = -1;
+  startedSeconds: i64 = -1;
+  deadlineSeconds: i64 = -1;
+  closeResponses: i64 = -1;
+  healthRefusals: i64 = -1;
+  pollSuccesses: i64 = -1;
+  /** Indexed by PollError. */
+  pollErrors: StaticArray<i64> = [-1, -1, -1, -1];
 
   /** Define everything and write the gauges (0) so they show up under /stats?usedonly. */
   defineAll(): void {
-    this.draining = define(MetricType.Gauge, contract.METRIC_DRAINING);
-    this.startedSeconds = define(MetricType.Gauge, contract.METRIC_STARTED_SECONDS);
-    this.deadlineSeconds = define(MetricType.Gauge, contract.METRIC_DEADLINE_SECONDS);
-    this.closeResponses = define(MetricType.Counter, contract.METRIC_CLOSE_RESPONSES);
-    this.healthRefusals = define(MetricType.Counter, contract.METRIC_HEALTH_REFUSALS);
-    this.pollSuccesses = define(MetricType.Counter, contract.METRIC_POLL_SUCCESSES);
-    this.pollDispatchErrors = define(MetricType.Counter, pollErrorName(contract.POLL_ERROR_DISPATCH));
-    this.pollResetErrors = define(MetricType.Counter, pollErrorName(contract.POLL_ERROR_RESET));
-    this.pollStatusErrors = define(MetricType.Counter, pollErrorName(contract.POLL_ERROR_STATUS));
-    this.pollMalformedErrors = define(MetricType.Counter, pollErrorName(contract.POLL_ERROR_MALFORMED));
+    this.draining = define(MetricType.Gauge, named(contract.METRIC_DRAINING));
+    this.startedSeconds = define(MetricType.Gauge, named(contract.METRIC_STARTED_SECONDS));
+    this.deadlineSeconds = define(MetricType.Gauge, named(contract.METRIC_DEADLINE_SECONDS));
+    this.closeResponses = define(MetricType.Counter, named(contract.METRIC_CLOSE_RESPONSES));
+    this.healthRefusals = define(MetricType.Counter, named(contract.METRIC_HEALTH_REFUSALS));
+    this.pollSuccesses = define(MetricType.Counter, named(contract.METRIC_POLL_SUCCESSES));
+    const errors = this.pollErrors;
+    unchecked(errors[PollError.Dispatch] = pollErrors(contract.POLL_ERROR_DISPATCH));
+    unchecked(errors[PollError.Reset] = pollErrors(contract.POLL_ERROR_RESET));
+    unchecked(errors[PollError.Status] = pollErrors(contract.POLL_ERROR_STATUS));
+    unchecked(errors[PollError.Malformed] = pollErrors(contract.POLL_ERROR_MALFORMED));
     this.recordState(new DrainState());
   }
 
@@ -64,11 +74,5 @@ export class DrainMetrics {
   closedResponse(): void { increment(this.closeResponses); }
   healthRefused(): void { increment(this.healthRefusals); }
   pollSucceeded(): void { increment(this.pollSuccesses); }
-
-  pollFailed(reason: string): void {
-    if (reason == contract.POLL_ERROR_DISPATCH) increment(this.pollDispatchErrors);
-    else if (reason == contract.POLL_ERROR_RESET) increment(this.pollResetErrors);
-    else if (reason == contract.POLL_ERROR_STATUS) increment(this.pollStatusErrors);
-    else increment(this.pollMalformedErrors);
-  }
+  pollFailed(reason: PollError): void { increment(unchecked(this.pollErrors[reason])); }
 }

@@ -1,20 +1,26 @@
 // Root context of the drain filter: validates configuration, ticks, polls the sidecar's /drain on
 // the root context, shares the state across VMs, keeps metrics, and makes one DrainStream per request.
 import { Context, RootContext } from "./abi/context";
-import { getBufferBytes, getHeader, httpCall, lastCallToken, nowMs, setTickPeriodMs, utf8 } from "./abi/host";
-import { decimal, logAt } from "./logging";
+import { getBufferBytes, getHeader, httpCall, lastCallToken, nowMs, setTickPeriodMs } from "./abi/host";
 import { encodePairs } from "./abi/pairs";
 import { BufferType, LogLevel, MapType, Status } from "./abi/types";
+import { ascii } from "./abi/writer";
 import { parseConfig, PluginConfig } from "./config";
-import * as contract from "./contract";
 import { CloseRamp, DrainState, effectiveState } from "./drain";
 import * as errors from "./errors";
 import { DrainStream } from "./filter";
-import { DrainMetrics } from "./metrics";
+import { emit, logAt, startLine } from "./logging";
+import { DrainMetrics, PollError } from "./metrics";
 import { parseDrainBody } from "./poll";
 import { claimPoll, readSharedState, storeSharedState } from "./shared";
 
-const STATUS_KEY = utf8(":status");
+const STATUS_KEY = ascii(":status");
+const METHOD_KEY = ascii(":method");
+const PATH_KEY = ascii(":path");
+const AUTHORITY_KEY = ascii(":authority");
+const ACCEPT_KEY = ascii("accept");
+const GET = ascii("GET");
+const JSON_TYPE = ascii("application/json");
 const MAX_BODY_BYTES: u32 = 4096;
 
 export class DrainRoot extends RootContext {
@@ -28,10 +34,7 @@ export class DrainRoot extends RootContext {
   forcedSinceMs: i64 = 0;
   pendingToken: u32 = 0;
   pendingSinceMs: i64 = 0;
-  clusterBytes: ArrayBuffer = new ArrayBuffer(0);
   pollHeaders: ArrayBuffer = new ArrayBuffer(0);
-  drainingHeaderBytes: ArrayBuffer = new ArrayBuffer(0);
-  healthPathBytes: ArrayBuffer = new ArrayBuffer(0);
 
   onVmStart(vmConfigSize: u32): bool {
     this.metrics.defineAll();
@@ -39,29 +42,26 @@ export class DrainRoot extends RootContext {
   }
 
   onConfigure(pluginConfigSize: u32): bool {
-    let text = "";
+    let text = new ArrayBuffer(0);
     if (pluginConfigSize > 0) {
       const bytes = getBufferBytes(BufferType.PluginConfiguration, 0, pluginConfigSize);
       if (bytes === null) {
         logAt(LogLevel.Critical, errors.E_CONFIG_UNAVAILABLE);
         return false;
       }
-      text = String.UTF8.decode(bytes);
+      text = bytes;
     }
-    const result = parseConfig(text);
-    const config = result.config;
+    // Violations are written straight into the critical line, which is emitted only on error.
+    const line = startLine(errors.E_CONFIG_INVALID);
+    const config = parseConfig(text, line);
     if (config === null) {
-      logAt(LogLevel.Critical, errors.E_CONFIG_INVALID + result.error + errors.E_CONFIG_EXPECTED);
+      emit(LogLevel.Critical, line.text(errors.E_CONFIG_EXPECTED));
       return false;
     }
     this.config = config;
-    this.clusterBytes = utf8(config.pollCluster);
-    this.pollHeaders = encodePairs(
-      [":method", ":path", ":authority", "accept"],
-      ["GET", config.pollPath, config.pollAuthority, "application/json"],
-    );
-    this.drainingHeaderBytes = utf8(config.drainingHeader);
-    this.healthPathBytes = utf8(config.healthPath);
+    this.pollHeaders = encodePairs([
+      METHOD_KEY, GET, PATH_KEY, config.pollPath, AUTHORITY_KEY, config.pollAuthority, ACCEPT_KEY, JSON_TYPE,
+    ]);
     this.forcedSinceMs = config.draining ? nowMs() : 0;
     setTickPeriodMs(config.pollPeriodMs);
     this.sync();
@@ -81,10 +81,10 @@ export class DrainRoot extends RootContext {
   }
 
   poll(now: i64): void {
-    const status = httpCall(this.clusterBytes, this.pollHeaders, this.config.pollTimeoutMs);
+    const status = httpCall(this.config.pollCluster, this.pollHeaders, this.config.pollTimeoutMs);
     if (status != Status.Ok) {
-      logAt(LogLevel.Warn, errors.E_POLL_DISPATCH + decimal(status) + ", cluster " + this.config.pollCluster);
-      this.metrics.pollFailed(contract.POLL_ERROR_DISPATCH);
+      emit(LogLevel.Warn, startLine(errors.E_POLL_DISPATCH).decimal(status).text(", cluster ").buffer(this.config.pollCluster));
+      this.metrics.pollFailed(PollError.Dispatch);
       return;
     }
     this.pendingToken = lastCallToken;
@@ -97,23 +97,25 @@ export class DrainRoot extends RootContext {
     this.pendingToken = 0;
     if (headerCount == 0) {
       logAt(LogLevel.Warn, errors.E_POLL_RESET);
-      this.metrics.pollFailed(contract.POLL_ERROR_RESET);
+      this.metrics.pollFailed(PollError.Reset);
       return;
     }
     const status = getHeader(MapType.HttpCallResponseHeaders, STATUS_KEY);
     if (status === null || status.byteLength != 3 || (load<u32>(changetype<usize>(status)) & 0xffffff) != 0x303032) { // "200"
-      logAt(LogLevel.Warn, errors.E_POLL_STATUS + (status === null ? "?" : String.UTF8.decode(status)));
-      this.metrics.pollFailed(contract.POLL_ERROR_STATUS);
+      const line = startLine(errors.E_POLL_STATUS);
+      emit(LogLevel.Warn, status !== null ? line.buffer(status) : line.byte(0x3f)); // '?'
+
+      this.metrics.pollFailed(PollError.Status);
       return;
     }
     const body = bodySize > 0 && bodySize <= MAX_BODY_BYTES
       ? getBufferBytes(BufferType.HttpCallResponseBody, 0, bodySize)
       : null;
     let polled: DrainState | null = null;
-    if (body !== null) polled = parseDrainBody(String.UTF8.decode(body), this.polled, this.pendingSinceMs);
+    if (body !== null) polled = parseDrainBody(body, this.polled, this.pendingSinceMs);
     if (polled === null) {
       logAt(LogLevel.Warn, errors.E_POLL_MALFORMED);
-      this.metrics.pollFailed(contract.POLL_ERROR_MALFORMED);
+      this.metrics.pollFailed(PollError.Malformed);
       return;
     }
     this.metrics.pollSucceeded();
@@ -130,9 +132,9 @@ export class DrainRoot extends RootContext {
     this.state = next;
     this.ramp = new CloseRamp();
     this.metrics.recordState(next);
-    logAt(LogLevel.Info, next.draining
-      ? "draining since " + decimal(<u64>next.sinceMs / 1000) + " s (deadline " + decimal(<u64>next.deadlineMs / 1000) + " s)"
-      : "serving");
+    if (!next.draining) logAt(LogLevel.Info, "serving");
+    else emit(LogLevel.Info, startLine("draining since ").decimal(<u64>next.sinceMs / 1000)
+      .text(" s (deadline ").decimal(<u64>next.deadlineMs / 1000).text(" s)"));
   }
 
   newHttpContext(contextId: u32): Context {

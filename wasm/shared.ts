@@ -1,14 +1,15 @@
 // Shared data glue: the drain state every worker VM agrees on, and the poll lease that makes one VM
 // poll per period. Both are compare-and-swap writes through abi/host.ts.
-import { getSharedData, setSharedData, utf8 } from "./abi/host";
-import { decimal, logAt } from "./logging";
+import { getSharedData, setSharedData } from "./abi/host";
 import { LogLevel, Status } from "./abi/types";
+import { ascii } from "./abi/writer";
+import { emit, startLine } from "./logging";
 import { DrainState } from "./drain";
 import { E_SHARED_WRITE } from "./errors";
 import { decodeMs, decodeState, encodeMs, encodeState } from "./state-codec";
 
-const STATE_KEY = utf8("meshext_drain.state");
-const POLL_DUE_KEY = utf8("meshext_drain.poll_due_ms");
+const STATE_KEY = ascii("meshext_drain.state");
+const POLL_DUE_KEY = ascii("meshext_drain.poll_due_ms");
 const CAS_ATTEMPTS = 4;
 
 /** The state last stored by any VM, or null when none is stored (or it is unreadable). */
@@ -35,7 +36,7 @@ export function storeSharedState(state: DrainState): void {
     const status = setSharedData(STATE_KEY, value, cas);
     if (status == Status.Ok) return;
     if (status != Status.CasMismatch) {
-      logAt(LogLevel.Warn, E_SHARED_WRITE + decimal(status));
+      emit(LogLevel.Warn, startLine(E_SHARED_WRITE).decimal(status));
       return;
     }
   }

@@ -1,16 +1,16 @@
 // Custom abort (asconfig "use": abort=wasm/abi/abort/abortToLog): reports through proxy_log, which
 // Envoy links and allows even during _initialize, instead of importing env.abort (which Envoy lacks).
-import { proxy_log } from "./imports";
+import { log } from "./host";
 import { LogLevel } from "./types";
-import { decimal } from "./decimal";
+import { Writer } from "./writer";
+
+const LINE_BYTES = 256;
 
 export function abortToLog(message: string | null, fileName: string | null, lineNumber: u32, columnNumber: u32): void {
-  let text = "meshext_drain: abort: ";
-  text += message !== null ? message : "(no message)";
-  text += " at ";
-  text += fileName !== null ? fileName : "?";
-  text += ":" + decimal(lineNumber) + ":" + decimal(columnNumber);
-  const bytes = String.UTF8.encode(text);
-  proxy_log(LogLevel.Critical, changetype<usize>(bytes), <usize>bytes.byteLength);
+  // Made here, not as a global: a global's initialiser could itself abort while being compiled.
+  const line = new Writer(memory.data(LINE_BYTES), LINE_BYTES);
+  line.text("meshext_drain: abort: ").text(message !== null ? message : "?").text(" at ");
+  line.text(fileName !== null ? fileName : "?").byte(0x3a).decimal(lineNumber).byte(0x3a).decimal(columnNumber);
+  log(LogLevel.Critical, line);
   unreachable();
 }

@@ -2,6 +2,7 @@
 // Data the host returns lands in memory from proxy_on_memory_allocate; it is copied out and freed here.
 import * as env from "./imports";
 import { Status } from "./types";
+import { Writer } from "./writer";
 
 // Return slots for host calls; static memory, zeroed before each call because Envoy leaves them
 // untouched when it returns Ok with zero bytes.
@@ -27,11 +28,6 @@ function takeReturnedBytes(): ArrayBuffer {
   return out;
 }
 
-/** UTF-8 bytes of a string; constants are encoded once by their owners and passed as ArrayBuffer. */
-export function utf8(text: string): ArrayBuffer {
-  return String.UTF8.encode(text);
-}
-
 function ptrOf(buffer: ArrayBuffer): usize {
   return changetype<usize>(buffer);
 }
@@ -42,9 +38,8 @@ function lenOf(buffer: ArrayBuffer): usize {
 
 // ---- logging and time -------------------------------------------------------------------------
 
-export function log(level: u32, message: string): void {
-  const bytes = utf8(message);
-  env.proxy_log(level, ptrOf(bytes), lenOf(bytes));
+export function log(level: u32, line: Writer): void {
+  env.proxy_log(level, line.base, <usize>line.length);
 }
 
 /** Wall-clock time in ms since the Unix epoch, or 0 if the host cannot tell. */
@@ -112,10 +107,9 @@ export function httpCall(cluster: ArrayBuffer, headerPairs: ArrayBuffer, timeout
 // ---- metrics ----------------------------------------------------------------------------------
 
 /** Metric id, or -1 when the host refused the definition. */
-export function defineMetric(metricType: u32, name: string): i64 {
-  const bytes = utf8(name);
+export function defineMetric(metricType: u32, name: Writer): i64 {
   store<u32>(RET_PTR, 0);
-  if (env.proxy_define_metric(metricType, ptrOf(bytes), lenOf(bytes), RET_PTR) != Status.Ok) return -1;
+  if (env.proxy_define_metric(metricType, name.base, <usize>name.length, RET_PTR) != Status.Ok) return -1;
   return <i64>load<u32>(RET_PTR);
 }
 
