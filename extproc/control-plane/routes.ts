@@ -1,22 +1,14 @@
 // The Kuma REST shape over the store: list (paged, filtered, ETag + long-poll), get, PUT, DELETE for the
 // supported policy kinds and Dataplanes, across meshes and per mesh, plus the dataplane heartbeat.
 import { timingSafeEqual } from "node:crypto";
-import {
-  ALL_TYPES,
-  DATAPLANE_TYPE,
-  DEFAULT_PAGE_SIZE,
-  MAX_PAGE_SIZE,
-  type ListPage,
-  type Resource,
-  type ResourceType,
-  typeByPlural,
-} from "../kuma-rest/resources.js";
+import { ALL_TYPES, DATAPLANE_TYPE, type Resource, type ResourceType, typeByPlural } from "../kuma-rest/resources.js";
 import type { DataplaneRegistry } from "./dataplanes.js";
 import { ApiError, badRequest, invalidResource, methodNotAllowed, notFound, unauthorized } from "./problems.js";
 import { parseYamlSafe, decodeUtf8, type BodyLimits } from "./safety.js";
 import type { ResourceStore } from "./store.js";
+import { listReply, pageReply } from "./paging.js";
 import { nameViolations, validateResource } from "./validate.js";
-import { type ChangeNotifier, etagOf, parseWaitMs, renderWhenChanged } from "./watch.js";
+import type { ChangeNotifier } from "./watch.js";
 
 export interface ApiRequest {
   method: string;
@@ -110,49 +102,8 @@ function viewOf(ctx: RouteContext, type: ResourceType, r: Resource): Resource {
   return type === DATAPLANE_TYPE ? ctx.dataplanes.view(r) : r;
 }
 
-async function list(ctx: RouteContext, req: ApiRequest, type: ResourceType, mesh: string | undefined): Promise<ApiReply> {
-  const nameFilter = req.url.searchParams.get("name") ?? "";
-  const waitMs = parseWaitMs(req.url.searchParams.get("wait"));
-  pageBounds(req.url); // reject bad size/offset before holding a long-poll
-  const render = () => {
-    const items = ctx.store
-      .list(type.kind, mesh)
-      .filter((r) => r.name.includes(nameFilter))
-      .map((r) => viewOf(ctx, type, r));
-    return { items, etag: etagOf(items) };
-  };
-  const ifNoneMatch = header(req, "if-none-match");
-  const { view, notModified } = await renderWhenChanged(render, ifNoneMatch, waitMs, ctx.notifier, req.abandoned);
-  if (notModified) return { status: 304, headers: { etag: view.etag } };
-  return pageReply(req, view.items, { etag: view.etag });
-}
-
-function pageBounds(url: URL): { size: number; offset: number } {
-  const sizeRaw = url.searchParams.get("size");
-  const offsetRaw = url.searchParams.get("offset");
-  const size = sizeRaw === null || sizeRaw === "" ? DEFAULT_PAGE_SIZE : Number(sizeRaw);
-  const offset = offsetRaw === null || offsetRaw === "" ? 0 : Number(offsetRaw);
-  const violations = [];
-  if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) violations.push({ field: "size", message: `must be an integer from 1 to ${MAX_PAGE_SIZE}` });
-  if (!Number.isInteger(offset) || offset < 0) violations.push({ field: "offset", message: "must be a non-negative integer (the `offset` of a `next` URL)" });
-  if (violations.length) throw badRequest("invalid pagination parameters", violations);
-  return { size, offset };
-}
-
-function pageReply(req: ApiRequest, items: Resource[], headers: Record<string, string> = {}): ApiReply {
-  const { size, offset } = pageBounds(req.url);
-  const pageItems = items.slice(offset, offset + size);
-  let next: string | null = null;
-  if (offset + size < items.length) {
-    const host = header(req, "host") ?? "localhost";
-    const nextUrl = new URL(req.url.pathname + req.url.search, `http://${host}`);
-    nextUrl.searchParams.delete("wait");
-    nextUrl.searchParams.set("size", String(size));
-    nextUrl.searchParams.set("offset", String(offset + size));
-    next = nextUrl.toString();
-  }
-  const body: ListPage = { total: items.length, items: pageItems, next };
-  return { status: 200, headers, body };
+function list(ctx: RouteContext, req: ApiRequest, type: ResourceType, mesh: string | undefined): Promise<ApiReply> {
+  return listReply(req, ctx.notifier, () => ctx.store.list(type.kind, mesh).map((r) => viewOf(ctx, type, r)));
 }
 
 function getOne(ctx: RouteContext, type: ResourceType, mesh: string, name: string): ApiReply {
@@ -193,11 +144,6 @@ async function heartbeat(ctx: RouteContext, req: ApiRequest, mesh: string, name:
     throw badRequest("invalid heartbeat", [{ field: "state", message: "must be online or draining" }]);
   }
   return { status: 200, body: await ctx.dataplanes.heartbeat(mesh, name, state) };
-}
-
-function header(req: ApiRequest, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v.join(", ") : v;
 }
 
 export { ApiError };

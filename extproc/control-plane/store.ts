@@ -1,18 +1,20 @@
-// Durable resource store: one readable YAML file per resource under DATA_DIR/meshes/<mesh>/<plural>/<name>.yaml,
-// an in-memory index for reads, writes serialised through one queue and made crash-safe by writeFileAtomic.
+// Durable resource store: one readable YAML file per resource under DATA_DIR/meshes/<mesh>/<plural>/<name>.yaml
+// (global types: DATA_DIR/<plural>/<name>.yaml), an in-memory index for reads, writes serialised through one
+// queue and made crash-safe by writeFileAtomic.
 import { EventEmitter } from "node:events";
 import { mkdir, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { removeFileDurable, TEMP_PREFIX, writeFileAtomic } from "../atomic-file.js";
-import { ALL_TYPES, NAME_PATTERN, type Resource, type ResourceType } from "../kuma-rest/resources.js";
+import { ALL_TYPES, GLOBAL_TYPES, type GlobalResource, NAME_PATTERN, type Resource, type ResourceType } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
 
 const FILE_HEADER = "# Managed by the meshext control plane. Edits here are read at its next start; prefer PUT through the API.\n";
 
 export interface StoreChange {
   kind: string;
-  mesh: string;
+  /** Absent for a global resource. */
+  mesh?: string;
   name: string;
   op: "put" | "delete";
 }
@@ -20,6 +22,8 @@ export interface StoreChange {
 export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
   /** kind → "mesh/name" → resource. */
   private readonly byKind = new Map<string, Map<string, Resource>>();
+  /** Global kind → name → resource. */
+  private readonly globalByKind = new Map<string, Map<string, GlobalResource>>();
   private queue: Promise<unknown> = Promise.resolve();
   private revisionValue = 0;
 
@@ -29,6 +33,7 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
   ) {
     super();
     for (const t of ALL_TYPES) this.byKind.set(t.kind, new Map());
+    for (const t of GLOBAL_TYPES) this.globalByKind.set(t.kind, new Map());
   }
 
   /** Opens (creating if needed) the data directory and loads every resource file; skips and logs bad files. */
@@ -83,29 +88,44 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
   }
 
   private async write(type: ResourceType, resource: Resource, now: Date): Promise<{ created: boolean; resource: Resource }> {
-    {
-      const previous = this.get(type.kind, resource.mesh, resource.name);
-      const stamp = now.toISOString();
-      const stored: Resource = {
-        ...resource,
-        type: type.kind,
-        creationTime: (previous?.creationTime as string | undefined) ?? stamp,
-        modificationTime: stamp,
-      };
-      await writeFileAtomic(this.pathOf(type, resource.mesh, resource.name), FILE_HEADER + stringifyYaml(stored));
-      this.byKind.get(type.kind)!.set(`${resource.mesh}/${resource.name}`, stored);
-      this.committed({ kind: type.kind, mesh: resource.mesh, name: resource.name, op: "put" });
-      return { created: previous === undefined, resource: stored };
-    }
+    const index = this.byKind.get(type.kind)!;
+    const result = await persist(index, `${resource.mesh}/${resource.name}`, this.pathOf(type, resource.mesh, resource.name), { ...resource, type: type.kind }, now);
+    this.committed({ kind: type.kind, mesh: resource.mesh, name: resource.name, op: "put" });
+    return result;
   }
 
   /** Deletes a resource; resolves false when it did not exist. */
   delete(type: ResourceType, mesh: string, name: string): Promise<boolean> {
     return this.serialised(async () => {
-      if (!this.get(type.kind, mesh, name)) return false;
-      await removeFileDurable(this.pathOf(type, mesh, name));
-      this.byKind.get(type.kind)!.delete(`${mesh}/${name}`);
+      if (!(await unpersist(this.byKind.get(type.kind)!, `${mesh}/${name}`, this.pathOf(type, mesh, name)))) return false;
       this.committed({ kind: type.kind, mesh, name, op: "delete" });
+      return true;
+    });
+  }
+
+  /** Global resources of a kind, sorted by name. */
+  listGlobal(kind: string): GlobalResource[] {
+    return [...(this.globalByKind.get(kind)?.values() ?? [])].sort((a, b) => cmp(a.name, b.name));
+  }
+
+  getGlobal(kind: string, name: string): GlobalResource | undefined {
+    return this.globalByKind.get(kind)?.get(name);
+  }
+
+  /** put() for a global type: same queue, same durability, file at DATA_DIR/<plural>/<name>.yaml. */
+  putGlobal(type: ResourceType, resource: GlobalResource, now = new Date()): Promise<{ created: boolean; resource: GlobalResource }> {
+    return this.serialised(async () => {
+      const result = await persist(this.globalByKind.get(type.kind)!, resource.name, this.globalPathOf(type, resource.name), { ...resource, type: type.kind }, now);
+      this.committed({ kind: type.kind, name: resource.name, op: "put" });
+      return result;
+    });
+  }
+
+  /** delete() for a global type; resolves false when it did not exist. */
+  deleteGlobal(type: ResourceType, name: string): Promise<boolean> {
+    return this.serialised(async () => {
+      if (!(await unpersist(this.globalByKind.get(type.kind)!, name, this.globalPathOf(type, name)))) return false;
+      this.committed({ kind: type.kind, name, op: "delete" });
       return true;
     });
   }
@@ -131,21 +151,30 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
     return join(this.dataDir, "meshes", mesh, type.plural, `${name}.yaml`);
   }
 
+  private globalPathOf(type: ResourceType, name: string): string {
+    return join(this.dataDir, type.plural, `${name}.yaml`);
+  }
+
   private async load(): Promise<void> {
     const meshesDir = join(this.dataDir, "meshes");
     for (const mesh of await readdir(meshesDir)) {
       if (!NAME_PATTERN.test(mesh)) continue;
       for (const type of ALL_TYPES) {
-        const dir = join(meshesDir, mesh, type.plural);
-        const files = await readdir(dir).catch(() => [] as string[]);
-        for (const file of files) await this.loadFile(type, mesh, dir, file);
+        await this.loadDir(type, mesh, join(meshesDir, mesh, type.plural), this.byKind.get(type.kind)! as Map<string, GlobalResource>);
       }
     }
-    const count = [...this.byKind.values()].reduce((n, m) => n + m.size, 0);
+    for (const type of GLOBAL_TYPES) await this.loadDir(type, undefined, join(this.dataDir, type.plural), this.globalByKind.get(type.kind)!);
+    const count = [...this.byKind.values(), ...this.globalByKind.values()].reduce((n, m) => n + m.size, 0);
     this.log.info({ dataDir: this.dataDir, resources: count }, "control-plane store loaded");
   }
 
-  private async loadFile(type: ResourceType, mesh: string, dir: string, file: string): Promise<void> {
+  /** Loads every file of one type's directory; `mesh` undefined means a global type (its files carry no mesh). */
+  private async loadDir(type: ResourceType, mesh: string | undefined, dir: string, index: Map<string, GlobalResource>): Promise<void> {
+    const files = await readdir(dir).catch(() => [] as string[]);
+    for (const file of files) await this.loadFile(type, mesh, dir, file, index);
+  }
+
+  private async loadFile(type: ResourceType, mesh: string | undefined, dir: string, file: string, index: Map<string, GlobalResource>): Promise<void> {
     const path = join(dir, file);
     if (file.startsWith(TEMP_PREFIX)) {
       // Left by a write that was killed before its rename: the real file still holds the previous version.
@@ -159,13 +188,31 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
       const doc = parseYaml(await readFile(path, "utf8"), { maxAliasCount: 0 }) as Resource | null;
       if (!doc || typeof doc !== "object" || Array.isArray(doc)) throw new Error("not a YAML mapping");
       if (doc.type !== type.kind || doc.name !== name || doc.mesh !== mesh) {
-        throw new Error(`type/mesh/name must be ${type.kind}/${mesh}/${name} to live at this path`);
+        throw new Error(`type/mesh/name must be ${type.kind}/${mesh ?? "(none)"}/${name} to live at this path`);
       }
-      this.byKind.get(type.kind)!.set(`${mesh}/${name}`, doc);
+      index.set(mesh === undefined ? name : `${mesh}/${name}`, doc);
     } catch (err) {
       this.log.error({ path, err: (err as Error).message }, "skipped an unreadable resource file");
     }
   }
+}
+
+/** Stamps and durably writes one resource, then (only then) indexes it. Runs inside the write queue. */
+async function persist<T extends GlobalResource>(index: Map<string, T>, key: string, path: string, resource: T, now: Date): Promise<{ created: boolean; resource: T }> {
+  const previous = index.get(key);
+  const stamp = now.toISOString();
+  const stored: T = { ...resource, creationTime: (previous?.creationTime as string | undefined) ?? stamp, modificationTime: stamp };
+  await writeFileAtomic(path, FILE_HEADER + stringifyYaml(stored));
+  index.set(key, stored);
+  return { created: previous === undefined, resource: stored };
+}
+
+/** Durably removes one resource's file, then unindexes it; false when it was not there. Runs inside the write queue. */
+async function unpersist(index: Map<string, unknown>, key: string, path: string): Promise<boolean> {
+  if (!index.has(key)) return false;
+  await removeFileDurable(path);
+  index.delete(key);
+  return true;
 }
 
 function cmp(a: string, b: string): number {

@@ -18,19 +18,33 @@ export const POLICY_TYPES: readonly ResourceType[] = [
 
 export const DATAPLANE_TYPE: ResourceType = { kind: "Dataplane", plural: "dataplanes" };
 
+/** Every mesh-scoped type: served at /meshes/{mesh}/{plural}[/{name}] and /{plural}. */
 export const ALL_TYPES: readonly ResourceType[] = [...POLICY_TYPES, DATAPLANE_TYPE];
 
 export function typeByPlural(plural: string): ResourceType | undefined {
   return ALL_TYPES.find((t) => t.plural === plural);
 }
 
+/** Sidecar injection patches (Kuma's ContainerPatch); fetched by `meshext inject --control-plane`. */
+export const CONTAINER_PATCH_TYPE: ResourceType = { kind: "ContainerPatch", plural: "containerpatches" };
+
+/** Types outside any mesh (Kuma's "Global" scope): served at /{plural}[/{name}], with no `mesh` field. */
+export const GLOBAL_TYPES: readonly ResourceType[] = [CONTAINER_PATCH_TYPE];
+
+export function globalTypeByPlural(plural: string): ResourceType | undefined {
+  return GLOBAL_TYPES.find((t) => t.plural === plural);
+}
+
 /** A resource as stored and served: Kuma's universal JSON (flattened for Dataplane). */
 export type Resource = Record<string, unknown> & { type: string; mesh: string; name: string };
 
+/** A global resource as stored and served: Kuma's universal JSON without `mesh`. */
+export type GlobalResource = Record<string, unknown> & { type: string; name: string };
+
 /** Kuma's list page: `total` counts every match, `next` is an absolute URL or null on the last page. */
-export interface ListPage {
+export interface ListPage<T = Resource> {
   total: number;
-  items: Resource[];
+  items: T[];
   next: string | null;
 }
 

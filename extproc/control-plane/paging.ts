@@ -1,0 +1,65 @@
+// Kuma list replies shared by every resource type: size/offset pages with an absolute `next`, the `name`
+// substring filter, and the collection ETag with If-None-Match / ?wait= long-poll.
+import { DEFAULT_PAGE_SIZE, type GlobalResource, type ListPage, MAX_PAGE_SIZE } from "../kuma-rest/resources.js";
+import { badRequest } from "./problems.js";
+import { type ChangeNotifier, etagOf, parseWaitMs, renderWhenChanged } from "./watch.js";
+
+/** The request fields a list reply reads. */
+export interface ListRequest {
+  url: URL;
+  headers: Record<string, string | string[] | undefined>;
+  abandoned: Promise<void>;
+}
+
+export interface ListReply {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+/** A filtered, paged, ETagged list of `items()` (re-read on every change while a long-poll waits). */
+export async function listReply<T extends GlobalResource>(req: ListRequest, notifier: ChangeNotifier, items: () => T[]): Promise<ListReply> {
+  const nameFilter = req.url.searchParams.get("name") ?? "";
+  const waitMs = parseWaitMs(req.url.searchParams.get("wait"));
+  pageBounds(req.url); // reject bad size/offset before holding a long-poll
+  const render = () => {
+    const filtered = items().filter((r) => r.name.includes(nameFilter));
+    return { items: filtered, etag: etagOf(filtered) };
+  };
+  const { view, notModified } = await renderWhenChanged(render, header(req, "if-none-match"), waitMs, notifier, req.abandoned);
+  if (notModified) return { status: 304, headers: { etag: view.etag } };
+  return pageReply(req, view.items, { etag: view.etag });
+}
+
+export function pageBounds(url: URL): { size: number; offset: number } {
+  const sizeRaw = url.searchParams.get("size");
+  const offsetRaw = url.searchParams.get("offset");
+  const size = sizeRaw === null || sizeRaw === "" ? DEFAULT_PAGE_SIZE : Number(sizeRaw);
+  const offset = offsetRaw === null || offsetRaw === "" ? 0 : Number(offsetRaw);
+  const violations = [];
+  if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) violations.push({ field: "size", message: `must be an integer from 1 to ${MAX_PAGE_SIZE}` });
+  if (!Number.isInteger(offset) || offset < 0) violations.push({ field: "offset", message: "must be a non-negative integer (the `offset` of a `next` URL)" });
+  if (violations.length) throw badRequest("invalid pagination parameters", violations);
+  return { size, offset };
+}
+
+export function pageReply<T>(req: ListRequest, items: T[], headers: Record<string, string> = {}): ListReply {
+  const { size, offset } = pageBounds(req.url);
+  const pageItems = items.slice(offset, offset + size);
+  let next: string | null = null;
+  if (offset + size < items.length) {
+    const host = header(req, "host") ?? "localhost";
+    const nextUrl = new URL(req.url.pathname + req.url.search, `http://${host}`);
+    nextUrl.searchParams.delete("wait");
+    nextUrl.searchParams.set("size", String(size));
+    nextUrl.searchParams.set("offset", String(offset + size));
+    next = nextUrl.toString();
+  }
+  const body: ListPage<T> = { total: items.length, items: pageItems, next };
+  return { status: 200, headers, body };
+}
+
+export function header(req: { headers: Record<string, string | string[] | undefined> }, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(", ") : v;
+}
