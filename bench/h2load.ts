@@ -9,7 +9,23 @@ import { ProcessingRequest } from "../extproc/gen/envoy/service/ext_proc/v3/exte
 import { realisticHeaders } from "./envoy-load.js";
 import { CLIENT_CPU, spawnPinned } from "./proc.js";
 
-export const HAVE_H2LOAD = spawnSync("which", ["h2load"]).status === 0;
+export function haveH2load(): boolean {
+  return spawnSync("which", ["h2load"]).status === 0;
+}
+
+/** Installs Debian's nghttp2-client when h2load is missing and we are root with apt-get (as scripts/test-deps.sh does). */
+export function ensureH2load(log: (msg: string) => void): boolean {
+  if (haveH2load()) return true;
+  if (process.getuid?.() !== 0 || spawnSync("which", ["apt-get"]).status !== 0) {
+    log("h2load missing (Debian nghttp2-client) and not root with apt-get: the throughput matrix falls back to the grpc-js client");
+    return false;
+  }
+  log("installing nghttp2-client (h2load) with apt-get");
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  spawnSync("apt-get", ["update", "-qq"], { stdio: "ignore", env });
+  spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "nghttp2-client"], { stdio: "ignore", env });
+  return haveH2load();
+}
 const PATH = "/envoy.service.ext_proc.v3.ExternalProcessor/Process";
 
 /** The gRPC frame (5-byte prefix + message) of Envoy's request_headers for realisticHeaders(i). */

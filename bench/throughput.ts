@@ -2,6 +2,7 @@
 // request_headers stream per request into the echo server and into sidecars holding 1 / 1 000 / 10 000
 // policies, at each in-flight level; repetitions interleave the servers so machine noise hits all alike.
 import { type H2loadResult, runH2load } from "./h2load.js";
+import { runLoadProc } from "./load-proc.js";
 import { waitQuiet } from "./machine.js";
 import { CpuWindow, rssMiB } from "./proc.js";
 import { type BenchRow, fmt } from "./report.js";
@@ -15,6 +16,8 @@ export interface ThroughputOptions {
   warmupS: number;
   reps: number;
   quietMaxMs: number;
+  /** Load generator: h2load, or the grpc-js Envoy emulator (graceful close) when h2load is missing. */
+  generator: "h2load" | "grpc-js";
 }
 
 export interface Cell {
@@ -48,7 +51,7 @@ async function measureOne(s: ServerProc, inFlight: number, o: ThroughputOptions)
   const startCpu = setTimeout(() => (win = new CpuWindow([s.pid])), o.warmupS * 1000);
   let r: H2loadResult;
   try {
-    r = await runH2load(s.grpc, inFlight, o.durationS, o.warmupS);
+    r = o.generator === "h2load" ? await runH2load(s.grpc, inFlight, o.durationS, o.warmupS) : await viaGrpcJs(s.grpc, inFlight, o);
   } finally {
     clearInterval(poll);
     clearTimeout(startCpu);
@@ -56,6 +59,15 @@ async function measureOne(s: ServerProc, inFlight: number, o: ThroughputOptions)
   const cpu = win?.end();
   const lat = summarize(r.latenciesMs);
   return { rps: r.rps, ...lat, cpuUsPerReq: cpu && r.ok ? cpu.micros[0]! / r.ok : NaN, failed: r.failed, otherPct: cpu?.otherPct ?? NaN, rssPeakMiB: rssPeak };
+}
+
+/** The same measurement with the grpc-js emulator: warm-up requests are dropped by start time. */
+async function viaGrpcJs(target: string, inFlight: number, o: ThroughputOptions): Promise<H2loadResult> {
+  const r = await runLoadProc({ target, inFlight, durationMs: (o.durationS + o.warmupS) * 1000, closeMode: "graceful", samples: true });
+  const t0 = r.samples![0]?.[0] ?? 0;
+  const kept = r.samples!.filter((x) => x[0] >= t0 + o.warmupS * 1000);
+  const ok = kept.filter((x) => !x[2]);
+  return { ok: ok.length, failed: kept.length - ok.length, rps: ok.length / o.durationS, samples: ok.map((x) => [x[0], x[1]]), latenciesMs: ok.map((x) => x[1]).sort((a, b) => a - b) };
 }
 
 export async function benchThroughput(o: ThroughputOptions, progress: (msg: string) => void): Promise<ThroughputResult> {

@@ -1,0 +1,22 @@
+// Item 5: sidecar RSS idle (1 policy), with 10 000 policies loaded, and peak under the highest in-flight
+// load, each against the echo server's RSS in the same state (from the throughput bench's processes).
+import type { BenchRow } from "./report.js";
+import type { ThroughputResult } from "./throughput.js";
+
+export function memoryRows(t: ThroughputResult): BenchRow[] {
+  const maxInFlight = Math.max(...t.cells.map((c) => c.inFlight));
+  const peak = (policies: number | undefined) => t.cells.find((c) => c.policies === policies && c.inFlight === maxInFlight)?.rssPeakMiB;
+  const echoIdle = t.idleRssMiB["echo"];
+  const echoPeak = peak(undefined);
+  const sizes = t.cells.map((c) => c.policies).filter((p): p is number => p !== undefined);
+  const smallest = Math.min(...sizes);
+  const largest = Math.max(...sizes);
+  const rows: BenchRow[] = [];
+  const add = (name: string, value: number | undefined, baseline: number | undefined) => {
+    if (value !== undefined) rows.push({ name, value, unit: "MiB RSS", baseline, ratio: baseline ? value / baseline : undefined });
+  };
+  add(`sidecar idle, ${smallest} polic${smallest === 1 ? "y" : "ies"} (vs idle echo)`, t.idleRssMiB[`sidecar, ${smallest} policies`], echoIdle);
+  add(`sidecar idle, ${largest} policies (vs idle echo)`, t.idleRssMiB[`sidecar, ${largest} policies`], echoIdle);
+  add(`sidecar peak under ${maxInFlight} in flight, ${largest} policies (vs echo)`, peak(largest), echoPeak);
+  return rows;
+}
