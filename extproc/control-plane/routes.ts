@@ -1,8 +1,10 @@
 // The Kuma REST shape over the store: list (paged, filtered, ETag + long-poll), get, PUT, DELETE for the
-// supported policy kinds and Dataplanes, across meshes and per mesh, plus the dataplane heartbeat.
+// supported policy kinds and Dataplanes, across meshes and per mesh, plus the dataplane heartbeat; global
+// types (ContainerPatch) are handed to global-routes.ts.
 import { timingSafeEqual } from "node:crypto";
-import { ALL_TYPES, DATAPLANE_TYPE, type Resource, type ResourceType, typeByPlural } from "../kuma-rest/resources.js";
+import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES, globalTypeByPlural, type Resource, type ResourceType, typeByPlural } from "../kuma-rest/resources.js";
 import type { DataplaneRegistry } from "./dataplanes.js";
+import { routeGlobal } from "./global-routes.js";
 import { ApiError, badRequest, invalidResource, methodNotAllowed, notFound, unauthorized } from "./problems.js";
 import { parseYamlSafe, decodeUtf8, type BodyLimits } from "./safety.js";
 import type { ResourceStore } from "./store.js";
@@ -46,6 +48,8 @@ export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiRepl
   if (seg.length === 1 && seg[0] === "_resources") return only(req, ["GET"], () => ({ status: 200, body: resourceTypes() }));
   if (seg[0] === "meshes" && seg.length === 1) return only(req, ["GET"], () => listMeshes(ctx, req));
   if (seg[0] === "meshes" && seg.length === 2) return only(req, ["GET"], () => getMesh(ctx, seg[1]!));
+  const global = seg.length <= 2 ? globalTypeByPlural(seg[0]!) : undefined;
+  if (global) return routeGlobal(ctx, req, global, seg[1]);
   if (seg.length === 1) {
     const type = typeByPlural(seg[0]!);
     if (type) return only(req, ["GET"], () => list(ctx, req, type, undefined));
@@ -53,6 +57,8 @@ export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiRepl
   if (seg[0] === "meshes" && seg.length >= 3) {
     const mesh = seg[1]!;
     const type = typeByPlural(seg[2]!);
+    const global = globalTypeByPlural(seg[2]!);
+    if (global) throw notFound(`${global.kind} is global, outside any mesh: use /${global.plural}`);
     if (!type) throw notFound(`no resource type at ${path}`);
     if (seg.length === 3) return only(req, ["GET"], () => list(ctx, req, type, mesh));
     const name = seg[3]!;
@@ -84,7 +90,10 @@ function index(ctx: RouteContext) {
 
 function resourceTypes() {
   return {
-    resources: ALL_TYPES.map((t) => ({ name: t.kind, scope: "Mesh", path: t.plural, readOnly: false, singularDisplayName: t.kind })),
+    resources: [
+      ...ALL_TYPES.map((t) => ({ name: t.kind, scope: "Mesh", path: t.plural, readOnly: false, singularDisplayName: t.kind })),
+      ...GLOBAL_TYPES.map((t) => ({ name: t.kind, scope: "Global", path: t.plural, readOnly: false, singularDisplayName: t.kind })),
+    ],
   };
 }
 

@@ -1,7 +1,9 @@
-// What a PUT body must satisfy: the policy engine's own validator for policies (the one the sidecar
-// client runs, so server and client never disagree), a Dataplane check, and URL/body agreement.
+// What a PUT body must satisfy: the policy engine's own validator for policies and the inject command's own
+// ContainerPatch parser (the ones the clients run, so server and client never disagree), a Dataplane check,
+// and URL/body agreement.
+import { parseContainerPatch } from "../inject/container-patch.js";
 import { validatePolicyObject } from "../policy/parse.js";
-import { DATAPLANE_TYPE, NAME_PATTERN, type ResourceType } from "../kuma-rest/resources.js";
+import { CONTAINER_PATCH_TYPE, DATAPLANE_TYPE, NAME_PATTERN, type ResourceType } from "../kuma-rest/resources.js";
 import type { Violation } from "./problems.js";
 
 type Obj = Record<string, unknown>;
@@ -25,6 +27,31 @@ export function validateResource(type: ResourceType, mesh: string, name: string,
   const { violations } = validatePolicyObject({ ...doc, mesh });
   const seen = new Set(out.map((v) => v.field));
   return [...out, ...violations.filter((v) => !seen.has(v.field))];
+}
+
+/** Every violation of a global resource PUT at /{type.plural}/{name}; empty means valid. */
+export function validateGlobalResource(type: ResourceType, name: string, doc: unknown): Violation[] {
+  if (type !== CONTAINER_PATCH_TYPE) return [{ field: "type", message: `${type.kind} cannot be written` }];
+  return containerPatchViolations(name, doc);
+}
+
+/**
+ * A ContainerPatch in Kuma's universal form {type, name, spec}: no mesh (it is global), no Kubernetes envelope
+ * (whose metadata.name would win over name in the parser), and whatever `meshext inject` would refuse.
+ */
+export function containerPatchViolations(name: string, doc: unknown): Violation[] {
+  if (!isObj(doc)) return [{ field: "", message: "must be a mapping with type, name, spec" }];
+  const out: Violation[] = [];
+  if (doc.type !== CONTAINER_PATCH_TYPE.kind) out.push({ field: "type", message: `must be ${CONTAINER_PATCH_TYPE.kind} at /${CONTAINER_PATCH_TYPE.plural}` });
+  if (doc.name !== name) out.push({ field: "name", message: "name from the URL has to be the same as in body" });
+  if (doc.mesh !== undefined) out.push({ field: "mesh", message: "must not be set: a ContainerPatch is global, outside any mesh" });
+  for (const field of ["apiVersion", "kind", "metadata"]) {
+    if (doc[field] !== undefined) out.push({ field, message: "must not be set: the REST API takes the universal form (type, name, spec)" });
+  }
+  if (!isObj(doc.spec)) out.push({ field: "spec", message: "must be a mapping with sidecarPatch, meshextSidecarPatch and/or initPatch" });
+  const parsed = parseContainerPatch(doc);
+  const seen = new Set(out.map((v) => v.field));
+  return parsed.ok ? out : [...out, ...parsed.violations.filter((v) => !seen.has(v.field))];
 }
 
 /** The part of Kuma's Dataplane validation meshext relies on: an address and tagged inbounds. */
