@@ -61,3 +61,8 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
   }
   return check();
 }
+
+/** A ContainerPatch in Kuma's universal REST form (global: no mesh); values in Kuma's JSON-string style. */
+export function containerPatch(name: string, spec: Record<string, unknown> = { sidecarPatch: [{ op: "add", path: "/securityContext/privileged", value: "true" }] }) {
+  return { type: "ContainerPatch", name, spec };
+}
