@@ -1,42 +1,24 @@
 // The embedded control plane's settings: one table of flags with their defaults, and the typed config.
-import { type FlagSpec, type ParsedArgs, resolveFlags } from "./flags.js";
+import { type FlagSpec, type FlagValues, type ParsedArgs, resolveFlags } from "./flags.js";
 
 export const CONTROL_PLANE_FLAGS = [
   { key: "config", flag: "config", type: "path", default: "", help: "YAML or JSON file of flag values (keys are flag names)." },
   { key: "listen", flag: "listen", type: "hostport", default: "127.0.0.1:5681", help: "Address of the REST API (Kuma's default port). Loopback unless you set a token." },
   { key: "dataDir", flag: "data-dir", type: "path", default: ".meshext/cp", help: "Directory of the durable store (one YAML file per resource)." },
   { key: "token", flag: "token", type: "string", default: "", help: "When set, every write (PUT, DELETE, heartbeat) needs Authorization: Bearer <token>." },
-  { key: "offlineTimeout", flag: "offline-timeout", type: "duration", default: 30000, min: 100, help: "A dataplane without a heartbeat for this long is offline." },
-  { key: "offlineGcAge", flag: "offline-gc-age", type: "duration", default: 72 * 3_600_000, min: 100, help: "Offline dataplanes last seen longer ago than this are deleted (Kuma's dataplaneCleanupAge)." },
+  { key: "offlineTimeoutMs", flag: "offline-timeout", type: "duration", default: 30000, min: 100, help: "A dataplane without a heartbeat for this long is offline." },
+  { key: "offlineGcAgeMs", flag: "offline-gc-age", type: "duration", default: 72 * 3_600_000, min: 100, help: "Offline dataplanes last seen longer ago than this are deleted (Kuma's dataplaneCleanupAge)." },
   { key: "maxBodyBytes", flag: "max-body-bytes", type: "int", default: 1 << 20, min: 1024, help: "Largest accepted request body, in bytes." },
   { key: "logLevel", flag: "log-level", type: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"], default: "info", help: "Log level of the JSON log lines on stdout." },
 ] as const satisfies readonly FlagSpec[];
 
-export interface ControlPlaneConfig {
-  config: string;
-  listen: string;
-  dataDir: string;
-  token: string;
-  offlineTimeoutMs: number;
-  offlineGcAgeMs: number;
-  maxBodyBytes: number;
-  logLevel: string;
-}
+/** The control plane's resolved settings (durations in ms). */
+export type ControlPlaneConfig = FlagValues<typeof CONTROL_PLANE_FLAGS>;
 
 /** Resolves the control plane's flags (throws ConfigError on bad values). */
 export function loadControlPlaneConfig(argv: readonly string[], env: NodeJS.ProcessEnv): { config: ControlPlaneConfig; parsed: ParsedArgs } {
   const parsed = resolveFlags(CONTROL_PLANE_FLAGS, argv, env);
-  const v = parsed.values;
-  const config: ControlPlaneConfig = {
-    config: v.config as string,
-    listen: v.listen as string,
-    dataDir: v.dataDir as string,
-    token: v.token as string,
-    offlineTimeoutMs: v.offlineTimeout as number,
-    offlineGcAgeMs: v.offlineGcAge as number,
-    maxBodyBytes: v.maxBodyBytes as number,
-    logLevel: v.logLevel as string,
-  };
+  const config = parsed.values as ControlPlaneConfig;
   return { config, parsed };
 }
 

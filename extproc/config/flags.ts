@@ -30,6 +30,12 @@ export class ConfigError extends Error {
 
 export type Resolved = Record<string, string | number | boolean>;
 
+/** The value type a spec resolves to: numbers for int and duration (ms), booleans, enum literals, else strings. */
+type ValueOf<S extends FlagSpec> = S["type"] extends "int" | "duration" ? number : S["type"] extends "bool" ? boolean : S extends { values: readonly (infer V)[] } ? V : string;
+
+/** The typed object a flag table resolves to: one field per spec, named by its key. */
+export type FlagValues<Specs extends readonly FlagSpec[]> = { [S in Specs[number] as S["key"]]: ValueOf<S> };
+
 /** MESHEXT_GRPC_LISTEN for grpc-listen. */
 export function envName(flag: string): string {
   return "MESHEXT_" + flag.toUpperCase().replace(/-/g, "_");

@@ -1,6 +1,6 @@
 // The sidecar's settings: one table of flags with their defaults (the only place defaults live),
-// and the typed SidecarConfig they resolve to.
-import { ConfigError, type FlagSpec, resolveFlags, type ParsedArgs } from "./flags.js";
+// and the typed SidecarConfig they resolve to (derived from the table, field for field).
+import { ConfigError, type FlagSpec, type FlagValues, resolveFlags, type ParsedArgs } from "./flags.js";
 
 export const SIDECAR_FLAGS = [
   { key: "config", flag: "config", type: "path", default: "", help: "YAML or JSON file of flag values (keys are flag names)." },
@@ -12,7 +12,7 @@ export const SIDECAR_FLAGS = [
   { key: "policies", flag: "policies", type: "path", default: "", help: "Directory of Kuma policy YAML/JSON files to load and follow (instead of a control plane)." },
   { key: "controlPlane", flag: "control-plane", type: "url", default: "", help: "Kuma (or embedded) control plane REST API URL to fetch policies from." },
   { key: "controlPlaneToken", flag: "control-plane-token", type: "string", default: "", help: "Bearer token for the control plane API." },
-  { key: "pollInterval", flag: "poll-interval", type: "duration", default: 5000, min: 100, help: "How often policies are fetched from the control plane (jitter added)." },
+  { key: "pollIntervalMs", flag: "poll-interval", type: "duration", default: 5000, min: 100, help: "How often policies are fetched from the control plane (jitter added)." },
   { key: "policyCacheFile", flag: "policy-cache-file", type: "path", default: "", help: "File holding the last good policy set, used when the control plane is down at start; empty disables it." },
   { key: "beforeFirstSync", flag: "before-first-sync", type: "enum", values: ["allow", "deny"], default: "deny", help: "Decision for requests that arrive before any policy set is loaded." },
   { key: "mesh", flag: "mesh", type: "string", default: "default", help: "Mesh of this dataplane." },
@@ -22,84 +22,26 @@ export const SIDECAR_FLAGS = [
   { key: "dataplaneTags", flag: "dataplane-tags", type: "string", default: "", help: "Inbound tags k=v,k=v (kuma.io/service is required) when no --dataplane-file is given." },
   { key: "trustKumaTagsHeader", flag: "trust-kuma-tags-header", type: "bool", default: false, help: "Take client tags from x-kuma-tags (spoofable without mTLS)." },
   { key: "explainHeader", flag: "explain-header", type: "bool", default: false, help: "Add x-meshext-decision to denied responses, naming the deciding policy." },
-  { key: "messageTimeout", flag: "message-timeout", type: "duration", default: 200, help: "Envoy ext_proc message_timeout; longer fault delays send override_message_timeout first." },
-  { key: "maxMessageTimeout", flag: "max-message-timeout", type: "duration", default: 0, help: "Envoy ext_proc max_message_timeout (0: Envoy cannot extend, delays are capped below message-timeout)." },
+  { key: "messageTimeoutMs", flag: "message-timeout", type: "duration", default: 200, help: "Envoy ext_proc message_timeout; longer fault delays send override_message_timeout first." },
+  { key: "maxMessageTimeoutMs", flag: "max-message-timeout", type: "duration", default: 0, help: "Envoy ext_proc max_message_timeout (0: Envoy cannot extend, delays are capped below message-timeout)." },
   { key: "maxStreamsPerConnection", flag: "max-streams-per-connection", type: "int", default: 500, min: 0, help: "Ask Envoy to reconnect (graceful GOAWAY) after this many ext_proc streams on one HTTP/2 connection, before Node's rapid-reset limit drops it; 0 disables." },
-  { key: "heartbeatInterval", flag: "heartbeat-interval", type: "duration", default: 10000, min: 100, help: "How often the dataplane heartbeats to the control plane." },
+  { key: "heartbeatIntervalMs", flag: "heartbeat-interval", type: "duration", default: 10000, min: 100, help: "How often the dataplane heartbeats to the control plane." },
   // drain
   { key: "envoyAdmin", flag: "envoy-admin", type: "url", default: "", help: "Envoy admin URL (e.g. http://127.0.0.1:9901); empty: no Envoy calls." },
   { key: "inboundStatPrefix", flag: "inbound-stat-prefix", type: "string", default: "inbound", help: "stat_prefix of Envoy's inbound HTTP connection manager (for in-flight requests)." },
-  { key: "drainMin", flag: "drain-min", type: "duration", default: 5000, help: "Minimum time to stay draining." },
-  { key: "drainTime", flag: "drain-time", type: "duration", default: 30000, help: "Maximum time to stay draining." },
+  { key: "drainMinMs", flag: "drain-min", type: "duration", default: 5000, help: "Minimum time to stay draining." },
+  { key: "drainTimeMs", flag: "drain-time", type: "duration", default: 30000, help: "Maximum time to stay draining." },
   { key: "drainListeners", flag: "drain-listeners", type: "bool", default: false, help: "Also call Envoy's /drain_listeners?graceful&inboundonly." },
-  { key: "envoyKillGrace", flag: "envoy-kill-grace", type: "duration", default: 5000, help: "With `meshext run`: time between SIGTERM and SIGKILL to Envoy." },
+  { key: "envoyKillGraceMs", flag: "envoy-kill-grace", type: "duration", default: 5000, help: "With `meshext run`: time between SIGTERM and SIGKILL to Envoy." },
 ] as const satisfies readonly FlagSpec[];
 
-export interface SidecarConfig {
-  config: string;
-  grpcListen: string;
-  grpcSocket: string;
-  adminListen: string;
-  logLevel: string;
-  policies: string;
-  controlPlane: string;
-  controlPlaneToken: string;
-  pollIntervalMs: number;
-  policyCacheFile: string;
-  beforeFirstSync: "allow" | "deny";
-  mesh: string;
-  dataplaneFile: string;
-  dataplaneName: string;
-  dataplaneAddress: string;
-  dataplaneTags: string;
-  trustKumaTagsHeader: boolean;
-  explainHeader: boolean;
-  messageTimeoutMs: number;
-  maxMessageTimeoutMs: number;
-  maxStreamsPerConnection: number;
-  heartbeatIntervalMs: number;
-  envoyAdmin: string;
-  inboundStatPrefix: string;
-  drainMinMs: number;
-  drainTimeMs: number;
-  drainListeners: boolean;
-  envoyKillGraceMs: number;
-}
+/** The sidecar's resolved settings (durations in ms: the keys say so). */
+export type SidecarConfig = FlagValues<typeof SIDECAR_FLAGS>;
 
 /** Resolves the sidecar's flags into a typed config (throws ConfigError on bad values). */
 export function loadSidecarConfig(argv: readonly string[], env: NodeJS.ProcessEnv): { config: SidecarConfig; parsed: ParsedArgs } {
   const parsed = resolveFlags(SIDECAR_FLAGS, argv, env);
-  const v = parsed.values;
-  const config: SidecarConfig = {
-    config: v.config as string,
-    grpcListen: v.grpcListen as string,
-    grpcSocket: v.grpcSocket as string,
-    adminListen: v.adminListen as string,
-    logLevel: v.logLevel as string,
-    policies: v.policies as string,
-    controlPlane: v.controlPlane as string,
-    controlPlaneToken: v.controlPlaneToken as string,
-    pollIntervalMs: v.pollInterval as number,
-    policyCacheFile: v.policyCacheFile as string,
-    beforeFirstSync: v.beforeFirstSync as "allow" | "deny",
-    mesh: v.mesh as string,
-    dataplaneFile: v.dataplaneFile as string,
-    dataplaneName: v.dataplaneName as string,
-    dataplaneAddress: v.dataplaneAddress as string,
-    dataplaneTags: v.dataplaneTags as string,
-    trustKumaTagsHeader: v.trustKumaTagsHeader as boolean,
-    explainHeader: v.explainHeader as boolean,
-    messageTimeoutMs: v.messageTimeout as number,
-    maxMessageTimeoutMs: v.maxMessageTimeout as number,
-    maxStreamsPerConnection: v.maxStreamsPerConnection as number,
-    heartbeatIntervalMs: v.heartbeatInterval as number,
-    envoyAdmin: v.envoyAdmin as string,
-    inboundStatPrefix: v.inboundStatPrefix as string,
-    drainMinMs: v.drainMin as number,
-    drainTimeMs: v.drainTime as number,
-    drainListeners: v.drainListeners as boolean,
-    envoyKillGraceMs: v.envoyKillGrace as number,
-  };
+  const config = parsed.values as SidecarConfig;
   if (config.drainMinMs > config.drainTimeMs) {
     throw new ConfigError(`--drain-min (${config.drainMinMs}ms) must not exceed --drain-time (${config.drainTimeMs}ms)`);
   }

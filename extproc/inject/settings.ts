@@ -27,7 +27,7 @@ export const INJECT_FLAGS = [
   { key: "initImage", flag: "init-image", type: "string", default: "kumahq/kuma-init:2.6.0", help: "Image of the traffic-redirect init container (runs kumactl install transparent-proxy)." },
   { key: "envoyConfigMap", flag: "envoy-config-map", type: "string", default: "meshext-envoy", help: "ConfigMap holding envoy.yaml and the drain filter .wasm, mounted into the Envoy container." },
   { key: "proxyUid", flag: "proxy-uid", type: "int", default: 5678, min: 1, help: "UID (and GID) of both sidecars; the init container does not redirect their traffic." },
-  { ...sidecarFlag("drainTime"), help: "Drain time given to the sidecar and Envoy; the pod's grace period is raised to cover it." },
+  { ...sidecarFlag("drainTimeMs"), help: "Drain time given to the sidecar and Envoy; the pod's grace period is raised to cover it." },
   { key: "graceMargin", flag: "grace-margin", type: "duration", default: 5000, help: "Added to --drain-time for terminationGracePeriodSeconds (time to exit after draining)." },
 ] as const satisfies readonly FlagSpec[];
 
@@ -97,7 +97,7 @@ export function loadInjectSettings(argv: readonly string[], env: NodeJS.ProcessE
     initImage: v.initImage as string,
     envoyConfigMap: v.envoyConfigMap as string,
     proxyUid: v.proxyUid as number,
-    drainTimeMs: v.drainTime as number,
+    drainTimeMs: v.drainTimeMs as number,
     graceMarginMs: v.graceMargin as number,
   };
   for (const key of ["envoyImage", "sidecarImage", "initImage", "envoyConfigMap"] as const) {

@@ -9,7 +9,7 @@ import { DIRECTION_METADATA_KEY } from "../../extproc/transport/stream.js";
 import { CONTRACT } from "../wasm/fixtures.js";
 import { clusterAddress, clusters, durationMs, envoyConfig, hcm, hostPort, httpFilter, httpFilters, listener, referencedClusters, readYaml, ROOT } from "./envoy-config.js";
 
-const flagDefault = <T extends string | number | boolean>(key: string): T => SIDECAR_FLAGS.find((f) => f.key === key)!.default as T;
+const flagDefault = <T extends string | number | boolean>(key: (typeof SIDECAR_FLAGS)[number]["key"]): T => SIDECAR_FLAGS.find((f) => f.key === key)!.default as T;
 
 test("envoy › every cluster referenced by a route, ext_proc or the wasm poll exists", (t) => {
   const config = envoyConfig();
@@ -66,7 +66,7 @@ test("envoy › ext_proc message_timeout equals the sidecar's --message-timeout 
   const config = envoyConfig();
   for (const name of ["inbound", "outbound_payments"]) {
     const ep = httpFilter(listener(config, name), "envoy.filters.http.ext_proc");
-    t.is(durationMs(ep.message_timeout), flagDefault<number>("messageTimeout"), name);
+    t.is(durationMs(ep.message_timeout), flagDefault<number>("messageTimeoutMs"), name);
     t.true(durationMs(ep.max_message_timeout) > durationMs(ep.message_timeout), `${name}: max_message_timeout must allow long fault delays`);
   }
 });

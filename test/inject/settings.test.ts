@@ -12,7 +12,7 @@ const GOLDEN = TESTDATA + "rendered-defaults.golden.yaml";
 
 test("inject › the drain time default is the sidecar's", (t) => {
   const { settings } = loadInjectSettings([], {});
-  t.is(settings.drainTimeMs, SIDECAR_FLAGS.find((f) => f.key === "drainTime")!.default);
+  t.is(settings.drainTimeMs, SIDECAR_FLAGS.find((f) => f.key === "drainTimeMs")!.default);
 });
 
 test("inject › -f FILE, -fFILE and --file=FILE all name the input", (t) => {

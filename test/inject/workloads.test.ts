@@ -12,7 +12,7 @@ const KINDS: [string, string[]][] = [
   ["daemonset.yaml", TEMPLATE],
   ["statefulset.json", TEMPLATE],
 ];
-const DRAIN_TIME_MS = SIDECAR_FLAGS.find((f) => f.key === "drainTime")!.default;
+const DRAIN_TIME_MS = SIDECAR_FLAGS.find((f) => f.key === "drainTimeMs")!.default;
 
 for (const [file, specPath] of KINDS) {
   test(`inject › ${file}: gets Envoy, the meshext sidecar and the init container after its own`, async (t) => {
