@@ -103,10 +103,12 @@ export class PolicyEngine implements Decider {
       this.opts.log?.error({ err, requestId: facts.requestId }, "policy evaluation failed");
       return { type: "continue", explain: { action: "allow", kind: "none", reason: `engine error: ${(err as Error).message}` } };
     }
+    // Every decision gets one debug line from the transport (with its stream id); a shadow deny is
+    // also worth an info line on its own, since nothing else shows it.
     const e = ev.decision.explain;
-    const line = { requestId: facts.requestId, direction: facts.direction, kind: e.kind, action: e.action, policy: e.policy, rule: e.rule, reason: e.reason, delayMs: ev.decision.delayMs };
-    if (e.action === "shadow-deny") this.opts.log?.info(line, "policy would deny (AllowWithShadowDeny)");
-    else this.opts.log?.debug(line, "policy decision");
+    if (e.action === "shadow-deny") {
+      this.opts.log?.info({ requestId: facts.requestId, direction: facts.direction, kind: e.kind, policy: e.policy, rule: e.rule, reason: e.reason }, "policy would deny (AllowWithShadowDeny)");
+    }
     return ev.decision;
   }
 
