@@ -72,7 +72,7 @@ export class AdminServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://admin");
     const method = req.method ?? "GET";
-    let handler = this.routes.get(`${method} ${url.pathname}`);
+    const handler = this.routes.get(`${method} ${url.pathname}`);
     let reply: AdminReply;
     try {
       if (!handler) {
@@ -93,7 +93,6 @@ export class AdminServer {
       this.log.error({ err, path: url.pathname }, "admin handler failed");
       reply = json(500, { error: (err as Error).message });
     }
-    handler = undefined;
     if (res.destroyed) return;
     res.writeHead(reply.status, reply.headers);
     res.end(reply.body);
