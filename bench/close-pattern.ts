@@ -14,8 +14,8 @@ export interface CloseOptions {
   inFlight: number;
   policies: number;
   quietMaxMs: number;
-  /** Also run the sidecar with rotation off (shows what the rotation prevents). */
-  withoutRotation: boolean;
+  /** Full matrix: also echo with the graceful close and the sidecar with rotation off (what rotation prevents). */
+  full: boolean;
 }
 
 interface Run {
@@ -38,10 +38,10 @@ const CLOSE_LABEL: Record<CloseMode, string> = { "envoy-default": "Envoy default
 
 export async function benchClosePattern(o: CloseOptions, progress: (msg: string) => void): Promise<CloseResult> {
   const setups: Array<{ start: () => Promise<ServerProc>; rotation: string; modes: CloseMode[] }> = [
-    { start: startEcho, rotation: "none", modes: ["envoy-default", "graceful"] },
+    { start: startEcho, rotation: "none", modes: o.full ? ["envoy-default", "graceful"] : ["envoy-default"] },
     { start: () => startSidecarProc({ policies: o.policies }), rotation: "every 500 streams (default)", modes: ["envoy-default", "graceful"] },
   ];
-  if (o.withoutRotation) setups.push({ start: () => startSidecarProc({ policies: o.policies, maxStreamsPerConnection: 0 }), rotation: "off (0)", modes: ["envoy-default"] });
+  if (o.full) setups.push({ start: () => startSidecarProc({ policies: o.policies, maxStreamsPerConnection: 0 }), rotation: "off (0)", modes: ["envoy-default"] });
   const runs: Run[] = [];
   for (const setup of setups) {
     const s = await setup.start();

@@ -24,11 +24,11 @@ const generator = ensureH2load(progress) ? "h2load" : "grpc-js";
 
 const THROUGHPUT = quick
   ? { inFlight: [64], policies: [1000, 10_000], durationS: 2, warmupS: 1, reps: 1, quietMaxMs: 0 }
-  : { inFlight: [1, 16, 64], policies: [1, 1000, 10_000], durationS: 6, warmupS: 1, reps: 3, quietMaxMs: 4000 };
+  : { inFlight: [1, 16, 64], policies: [1, 1000, 10_000], durationS: 6, warmupS: 1, reps: 3, quietMaxMs: 3000 };
 const CLOSE = quick
-  ? { requests: 2000, inFlight: 64, policies: 1000, quietMaxMs: 0, withoutRotation: false }
-  : { requests: 20_000, inFlight: 64, policies: 1000, quietMaxMs: 4000, withoutRotation: true };
-const SWAP = quick ? { policies: 10_000, inFlight: 16, durationMs: 6000, swapAtMs: 3000, warmupMs: 1000 } : { policies: 10_000, inFlight: 16, durationMs: 20_000, swapAtMs: 10_000, warmupMs: 2000 };
+  ? { requests: 1500, inFlight: 64, policies: 1000, quietMaxMs: 0, full: false }
+  : { requests: 6000, inFlight: 64, policies: 1000, quietMaxMs: 3000, full: true };
+const SWAP = quick ? { policies: 10_000, inFlight: 16, durationMs: 5000, swapAtMs: 2500, warmupMs: 1000 } : { policies: 10_000, inFlight: 16, durationMs: 20_000, swapAtMs: 10_000, warmupMs: 2000 };
 
 const sections: Section[] = [];
 

@@ -47,7 +47,7 @@ export async function startSidecarProc(opts: SidecarOptions): Promise<ServerProc
   writePolicyDir(policyDir, opts.policies);
   const args = [join(DIST, "extproc", "cli.js"), "sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
     "--policies", policyDir, "--dataplane-tags", "kuma.io/service=backend,version=v1", "--dataplane-name", "bench",
-    "--log-level", opts.logLevel ?? "info", "--max-streams-per-connection", String(opts.maxStreamsPerConnection ?? 500)];
+    "--log-level", opts.logLevel ?? "info", "--drain-min", "0", "--drain-time", "200", "--max-streams-per-connection", String(opts.maxStreamsPerConnection ?? 500)];
   const child = spawnPinned(SERVER_CPU, process.execPath, args);
   const lines = track(child);
   const inForce = waitForLine(child, (x) => x.msg === "policy set in force", 120_000, `sidecar with ${opts.policies} policies`);
