@@ -82,6 +82,12 @@ export function parseContainerPatch(raw: unknown): ParsedPatch {
   const specField = isObject(raw.spec) ? "spec." : "";
   const spec = isObject(raw.spec) ? raw.spec : raw;
   const patch: ContainerPatch = { name: typeof name === "string" ? name : "", sidecarPatch: [], meshextSidecarPatch: [], initPatch: [] };
+  if (isObject(raw.spec)) {
+    // A misspelt list (sidecarPatches) would otherwise be ignored and the hardening silently not applied.
+    for (const key of Object.keys(raw.spec)) {
+      if (!(PATCH_FIELDS as readonly string[]).includes(key)) v.push({ field: `spec.${key}`, message: `unknown field (expected ${PATCH_FIELDS.join(", ")})` });
+    }
+  }
   for (const field of PATCH_FIELDS) {
     const list = spec[field];
     if (list === undefined || list === null) continue;

@@ -49,3 +49,11 @@ test("inject › another kind is not a ContainerPatch", (t) => {
   t.false(parsed.ok);
   if (!parsed.ok) t.is(parsed.violations[0]!.field, "kind");
 });
+
+test("inject › a misspelt patch list is refused, not silently ignored", (t) => {
+  // given a patch whose author wrote sidecarPatches for sidecarPatch
+  const parsed = parseContainerPatch({ type: "ContainerPatch", name: "p", spec: { sidecarPatches: [{ op: "add", path: "/securityContext", value: {} }] } });
+  // then it is invalid, naming the field and the expected ones
+  t.false(parsed.ok);
+  if (!parsed.ok) t.deepEqual(parsed.violations, [{ field: "spec.sidecarPatches", message: "unknown field (expected sidecarPatch, meshextSidecarPatch, initPatch)" }]);
+});
