@@ -49,12 +49,14 @@ class Problems {
 
 /** One object of the configuration (the top level, "poll", "health"): typed reads with defaults. */
 class Section {
-  constructor(public object: JsonValue | null, public prefix: string, public problems: Problems, allowedKeys: string) {
+  constructor(public object: JsonValue | null, public prefix: string, public problems: Problems) {}
+
+  /** After every read: members nobody asked for are unknown fields. */
+  finish(): void {
+    const object = this.object;
     let member: JsonValue | null = object !== null ? object.first : null;
     while (member !== null) {
-      if (!isOneOf(member.keyStart, member.keyLength, allowedKeys)) {
-        problems.field(prefix).bytes(member.keyStart, member.keyLength).text(": unknown field");
-      }
+      if (!member.read) this.problems.field(this.prefix).bytes(member.keyStart, member.keyLength).text(": unknown field");
       member = member.next;
     }
   }
@@ -69,13 +71,13 @@ class Section {
   }
 
   /** A nested object, or a section reading nothing when absent or wrong. */
-  section(key: string, allowedKeys: string): Section {
+  section(key: string): Section {
     let value = this.get(key);
     if (value !== null && value.kind != JsonKind.Object) {
       this.wrong(key, "expected an object");
       value = null;
     }
-    return new Section(value, key, this.problems, allowedKeys);
+    return new Section(value, key, this.problems);
   }
 
   string(key: string, fallback: ArrayBuffer): ArrayBuffer {
@@ -125,22 +127,6 @@ class Section {
   }
 }
 
-/** Is the key one of the space-separated words? */
-function isOneOf(key: usize, keyLength: i32, words: string): bool {
-  let start = 0;
-  for (let i = 0; i <= words.length; i++) {
-    if (i < words.length && words.charCodeAt(i) != 0x20) continue;
-    if (i - start == keyLength && equalsAt(key, words, start, keyLength)) return true;
-    start = i + 1;
-  }
-  return false;
-}
-
-function equalsAt(key: usize, words: string, start: i32, length: i32): bool {
-  for (let i = 0; i < length; i++) if (<i32>load<u8>(key + <usize>i) != words.charCodeAt(start + i)) return false;
-  return true;
-}
-
 function isHeaderName(name: usize, length: i32): bool {
   for (let i = 0; i < length; i++) {
     const c = <i32>load<u8>(name + <usize>i);
@@ -168,18 +154,21 @@ export function parseConfig(text: ArrayBuffer, problems: Writer): PluginConfig |
     return null;
   }
   const out = new Problems(problems);
-  const top = new Section(root, "", out, "poll health drainingHeader closeRampMs draining");
-  const poll = top.section("poll", "cluster path authority periodMs timeoutMs");
+  const top = new Section(root, "", out);
+  const poll = top.section("poll");
   config.pollCluster = poll.string("cluster", config.pollCluster);
   config.pollPath = poll.path("path", config.pollPath);
   config.pollAuthority = poll.string("authority", config.pollAuthority);
   config.pollPeriodMs = poll.int("periodMs", config.pollPeriodMs, 100, 3600000);
   config.pollTimeoutMs = poll.int("timeoutMs", config.pollTimeoutMs, 1, 60000);
-  const health = top.section("health", "path answerWhenServing");
+  poll.finish();
+  const health = top.section("health");
   config.healthPath = health.path("path", config.healthPath);
   config.healthAnswerWhenServing = health.bool("answerWhenServing", true);
+  health.finish();
   config.drainingHeader = top.headerName("drainingHeader", config.drainingHeader);
   config.closeRampMs = top.int("closeRampMs", config.closeRampMs, 0, 3600000);
   config.draining = top.bool("draining", false);
+  top.finish();
   return out.count > 0 ? null : config;
 }

@@ -11,16 +11,7 @@ import * as errors from "./errors";
 import { emit, startLine } from "./logging";
 import { DrainRoot } from "./root";
 
-const PATH_KEY = ascii(":path");
-const PROTOCOL_PROPERTY = ascii("request\0protocol");
-const CONNECTION_KEY = ascii("connection");
-const CLOSE_VALUE = ascii("close");
-const DRAINING_VALUE = ascii(contract.DRAINING_HEADER_VALUE);
 const HEALTH_HEADERS = encodePairs([ascii("content-type"), ascii("application/json"), ascii("cache-control"), ascii("no-store")]);
-const BODY_DRAINING = ascii(contract.HEALTH_BODY_DRAINING);
-const BODY_SERVING = ascii(contract.HEALTH_BODY_SERVING);
-const DETAILS_DRAINING = ascii(contract.HEALTH_DETAILS_DRAINING);
-const DETAILS_SERVING = ascii("meshext_drain_health_serving");
 
 export class DrainStream extends HttpContext {
   constructor(contextId: u32, public root: DrainRoot) {
@@ -29,13 +20,13 @@ export class DrainStream extends HttpContext {
 
   onRequestHeaders(headerCount: u32, endOfStream: bool): u32 {
     const config = this.root.config;
-    if (!isHealthPath(getHeader(MapType.RequestHeaders, PATH_KEY), config.healthPath)) return HeaderAction.Continue;
+    if (!isHealthPath(getHeader(MapType.RequestHeaders, ":path"), config.healthPath)) return HeaderAction.Continue;
     const action = healthAction(this.root.state.draining, config.healthAnswerWhenServing);
     if (action == HealthAction.PassThrough) return HeaderAction.Continue;
     const refuse = action == HealthAction.RefuseDraining;
     const status = refuse
-      ? sendLocalResponse(503, DETAILS_DRAINING, BODY_DRAINING, HEALTH_HEADERS)
-      : sendLocalResponse(200, DETAILS_SERVING, BODY_SERVING, HEALTH_HEADERS);
+      ? sendLocalResponse(503, contract.HEALTH_DETAILS_DRAINING, contract.HEALTH_BODY_DRAINING, HEALTH_HEADERS)
+      : sendLocalResponse(200, "meshext_drain_health_serving", contract.HEALTH_BODY_SERVING, HEALTH_HEADERS);
     if (status != Status.Ok) {
       emit(LogLevel.Warn, startLine(errors.E_LOCAL_REPLY).decimal(status));
       return HeaderAction.Continue;
@@ -49,12 +40,12 @@ export class DrainStream extends HttpContext {
     const state = root.state;
     if (!state.draining) return HeaderAction.Continue;
     const marker = root.config.drainingHeader;
-    if (marker.byteLength > 0) replaceHeader(MapType.ResponseHeaders, marker, DRAINING_VALUE);
-    if (!isHttp1(getProperty(PROTOCOL_PROPERTY))) return HeaderAction.Continue;
+    if (marker.byteLength > 0) replaceHeader(MapType.ResponseHeaders, marker, contract.DRAINING_HEADER_VALUE);
+    if (!isHttp1(getProperty("request\0protocol"))) return HeaderAction.Continue;
     const rampMs = <i64>root.config.closeRampMs;
     const share = rampMs > 0 ? closeShare(state, nowMs(), rampMs) : 1.0;
     if (!root.ramp.shouldClose(share)) return HeaderAction.Continue;
-    const status = replaceHeader(MapType.ResponseHeaders, CONNECTION_KEY, CLOSE_VALUE);
+    const status = replaceHeader(MapType.ResponseHeaders, "connection", "close");
     if (status == Status.Ok) root.metrics.closedResponse();
     else emit(LogLevel.Warn, startLine(errors.E_HEADER_WRITE).decimal(status));
     return HeaderAction.Continue;

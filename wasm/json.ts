@@ -19,14 +19,19 @@ export class JsonValue {
   /** Members of an object / items of an array, as a list. */
   first: JsonValue | null = null;
   next: JsonValue | null = null;
+  /** Set on members someone asked for by key (what is left unread is unknown to the reader). */
+  read: bool = false;
 
-  /** Member of an object by key, or null (also for non-objects). Last duplicate wins. */
+  /** Member of an object by key (marked read), or null (also for non-objects). Last duplicate wins. */
   get(key: string): JsonValue | null {
     let found: JsonValue | null = null;
     if (this.kind != JsonKind.Object) return null;
     let member = this.first;
     while (member !== null) {
-      if (equalsAscii(member.keyStart, member.keyLength, key)) found = member;
+      if (equalsAscii(member.keyStart, member.keyLength, key)) {
+        member.read = true;
+        found = member;
+      }
       member = member.next;
     }
     return found;

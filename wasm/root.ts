@@ -14,13 +14,6 @@ import { DrainMetrics, PollError } from "./metrics";
 import { parseDrainBody } from "./poll";
 import { claimPoll, readSharedState, storeSharedState } from "./shared";
 
-const STATUS_KEY = ascii(":status");
-const METHOD_KEY = ascii(":method");
-const PATH_KEY = ascii(":path");
-const AUTHORITY_KEY = ascii(":authority");
-const ACCEPT_KEY = ascii("accept");
-const GET = ascii("GET");
-const JSON_TYPE = ascii("application/json");
 const MAX_BODY_BYTES: u32 = 4096;
 
 export class DrainRoot extends RootContext {
@@ -60,7 +53,8 @@ export class DrainRoot extends RootContext {
     }
     this.config = config;
     this.pollHeaders = encodePairs([
-      METHOD_KEY, GET, PATH_KEY, config.pollPath, AUTHORITY_KEY, config.pollAuthority, ACCEPT_KEY, JSON_TYPE,
+      ascii(":method"), ascii("GET"), ascii(":path"), config.pollPath,
+      ascii(":authority"), config.pollAuthority, ascii("accept"), ascii("application/json"),
     ]);
     this.forcedSinceMs = config.draining ? nowMs() : 0;
     setTickPeriodMs(config.pollPeriodMs);
@@ -100,7 +94,7 @@ export class DrainRoot extends RootContext {
       this.metrics.pollFailed(PollError.Reset);
       return;
     }
-    const status = getHeader(MapType.HttpCallResponseHeaders, STATUS_KEY);
+    const status = getHeader(MapType.HttpCallResponseHeaders, ":status");
     if (status === null || status.byteLength != 3 || (load<u32>(changetype<usize>(status)) & 0xffffff) != 0x303032) { // "200"
       const line = startLine(errors.E_POLL_STATUS);
       emit(LogLevel.Warn, status !== null ? line.buffer(status) : line.byte(0x3f)); // '?'

@@ -2,14 +2,13 @@
 // poll per period. Both are compare-and-swap writes through abi/host.ts.
 import { getSharedData, setSharedData } from "./abi/host";
 import { LogLevel, Status } from "./abi/types";
-import { ascii } from "./abi/writer";
 import { emit, startLine } from "./logging";
 import { DrainState } from "./drain";
 import { E_SHARED_WRITE } from "./errors";
 import { decodeMs, decodeState, encodeMs, encodeState } from "./state-codec";
 
-const STATE_KEY = ascii("meshext_drain.state");
-const POLL_DUE_KEY = ascii("meshext_drain.poll_due_ms");
+const STATE_KEY = "meshext_drain.state";
+const POLL_DUE_KEY = "meshext_drain.poll_due_ms";
 const CAS_ATTEMPTS = 4;
 
 /** The state last stored by any VM, or null when none is stored (or it is unreadable). */

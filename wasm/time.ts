@@ -6,26 +6,25 @@ function at(text: usize, length: i32, index: i32): i32 {
   return index < length ? <i32>load<u8>(text + <usize>index) : -1;
 }
 
-/** `count` digits from `index` as a number, or -1 (also past the end). */
-function digits(text: usize, length: i32, index: i32, count: i32): i32 {
+/** `count` digits from `index` as a number no greater than `max`, or -1 (also past the end). */
+function digits(text: usize, length: i32, index: i32, count: i32, max: i32): i32 {
   let value = 0;
   for (let i = index; i < index + count; i++) {
     const digit = at(text, length, i) - 0x30;
     if (<u32>digit > 9) return -1;
     value = value * 10 + digit;
   }
-  return value;
+  return value > max ? -1 : value;
 }
 
-/** Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
-function daysFromCivil(year: i64, month: i64, day: i64): i64 {
-  const y = month <= 2 ? year - 1 : year;
-  const era = (y >= 0 ? y : y - 399) / 400;
-  const yoe = y - era * 400;
+/**
+ * Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil, in i32: the
+ * year is shifted by 400 — 146097 days — so the floor divisions never see a negative number).
+ */
+function daysFromCivil(year: i32, month: i32, day: i32): i32 {
+  const y = (month <= 2 ? year - 1 : year) + 400;
   const mp = month > 2 ? month - 3 : month + 9;
-  const doy = (153 * mp + 2) / 5 + day - 1;
-  const doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
+  return y * 365 + y / 4 - y / 100 + y / 400 + (153 * mp + 2) / 5 + day - 1 - 719468 - 146097;
 }
 
 function daysInMonth(year: i32, month: i32): i32 {
@@ -34,15 +33,14 @@ function daysInMonth(year: i32, month: i32): i32 {
 }
 
 export function parseIsoMs(text: usize, length: i32): i64 {
-  const year = digits(text, length, 0, 4);
-  const month = digits(text, length, 5, 2);
-  const day = digits(text, length, 8, 2);
-  const hour = digits(text, length, 11, 2);
-  const minute = digits(text, length, 14, 2);
-  const second = digits(text, length, 17, 2);
+  const year = digits(text, length, 0, 4, 9999);
+  const month = digits(text, length, 5, 2, 12);
+  const day = digits(text, length, 8, 2, 31);
+  const hour = digits(text, length, 11, 2, 23);
+  const minute = digits(text, length, 14, 2, 59);
+  const second = digits(text, length, 17, 2, 60);
+  if ((year | (month - 1) | (day - 1) | hour | minute | second) < 0 || day > daysInMonth(year, month)) return -1;
   const sep = at(text, length, 10);
-  if (year < 0 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return -1;
-  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 60) return -1;
   if (at(text, length, 4) != 0x2d || at(text, length, 7) != 0x2d || ((sep | 0x20) != 0x74 && sep != 0x20)) return -1;
   if (at(text, length, 13) != 0x3a || at(text, length, 16) != 0x3a) return -1;
 
@@ -64,9 +62,9 @@ export function parseIsoMs(text: usize, length: i32): i64 {
   if ((zone | 0x20) == 0x7a) { // 'Z' or 'z'
     index++;
   } else if (zone == 0x2b || zone == 0x2d) {
-    const offsetHours = digits(text, length, index + 1, 2);
-    const offsetMins = digits(text, length, index + 4, 2);
-    if (offsetHours < 0 || offsetHours > 23 || offsetMins < 0 || offsetMins > 59 || at(text, length, index + 3) != 0x3a) return -1;
+    const offsetHours = digits(text, length, index + 1, 2, 23);
+    const offsetMins = digits(text, length, index + 4, 2, 59);
+    if ((offsetHours | offsetMins) < 0 || at(text, length, index + 3) != 0x3a) return -1;
     offsetMinutes = offsetHours * 60 + offsetMins;
     if (zone == 0x2d) offsetMinutes = -offsetMinutes;
     index += 6;
@@ -75,7 +73,7 @@ export function parseIsoMs(text: usize, length: i32): i64 {
   }
   if (index != length) return -1;
 
-  const days = daysFromCivil(<i64>year, <i64>month, <i64>day);
+  const days = <i64>daysFromCivil(year, month, day);
   const seconds = days * 86400 + <i64>hour * 3600 + <i64>minute * 60 + <i64>second - <i64>offsetMinutes * 60;
   const ms = seconds * 1000 + <i64>fractionMs;
   return ms < 0 ? -1 : ms;

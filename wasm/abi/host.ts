@@ -1,4 +1,5 @@
 // Typed wrappers over abi/imports.ts: they return a status or a nullable value and never abort.
+// Byte arguments are an ArrayBuffer or an ASCII string constant (see ptrOf).
 // Data the host returns lands in memory from proxy_on_memory_allocate; it is copied out and freed here.
 import * as env from "./imports";
 import { Status } from "./types";
@@ -28,12 +29,31 @@ function takeReturnedBytes(): ArrayBuffer {
   return out;
 }
 
-function ptrOf(buffer: ArrayBuffer): usize {
-  return changetype<usize>(buffer);
+// Bytes passed to the host are an ArrayBuffer, or an ASCII string constant narrowed into one of a
+// few static slots: no allocation per call and no managed global (nor GC visit) per constant.
+// Constants longer than SLOT_BYTES would be cut; ours are all shorter.
+const SLOT_BYTES: usize = 64;
+const SLOTS: usize = memory.data(<i32>SLOT_BYTES * 2);
+
+function narrow(text: string, slot: usize): usize {
+  const out = SLOTS + slot * SLOT_BYTES;
+  for (let i: usize = 0, n = min(<usize>text.length, SLOT_BYTES); i < n; i++) {
+    store<u8>(out + i, load<u16>(changetype<usize>(text) + (i << 1)));
+  }
+  return out;
 }
 
-function lenOf(buffer: ArrayBuffer): usize {
-  return <usize>buffer.byteLength;
+/** Pointer to the bytes of `value` (string constants: in static slot `slot`, 0 or 1). */
+// @ts-ignore: decorator
+@inline function ptrOf<T>(value: T, slot: usize = 0): usize {
+  if (isString<T>()) return narrow(changetype<string>(value), slot);
+  return changetype<usize>(value);
+}
+
+// @ts-ignore: decorator
+@inline function lenOf<T>(value: T): usize {
+  if (isString<T>()) return min(<usize>changetype<string>(value).length, SLOT_BYTES);
+  return <usize>changetype<ArrayBuffer>(value).byteLength;
 }
 
 // ---- logging and time -------------------------------------------------------------------------
@@ -56,22 +76,22 @@ export function setTickPeriodMs(periodMs: u32): u32 {
 // ---- headers, properties, buffers -------------------------------------------------------------
 
 /** First value of a header (UTF-8 bytes), or null when absent or unavailable in this callback. */
-export function getHeader(mapType: u32, key: ArrayBuffer): ArrayBuffer | null {
+export function getHeader<K>(mapType: u32, key: K): ArrayBuffer | null {
   clearReturnSlots();
   if (env.proxy_get_header_map_value(mapType, ptrOf(key), lenOf(key), RET_PTR, RET_LEN) != Status.Ok) return null;
   return takeReturnedBytes();
 }
 
-export function addHeader(mapType: u32, key: ArrayBuffer, value: ArrayBuffer): u32 {
-  return env.proxy_add_header_map_value(mapType, ptrOf(key), lenOf(key), ptrOf(value), lenOf(value));
+export function addHeader<K, V>(mapType: u32, key: K, value: V): u32 {
+  return env.proxy_add_header_map_value(mapType, ptrOf(key), lenOf(key), ptrOf(value, 1), lenOf(value));
 }
 
-export function replaceHeader(mapType: u32, key: ArrayBuffer, value: ArrayBuffer): u32 {
-  return env.proxy_replace_header_map_value(mapType, ptrOf(key), lenOf(key), ptrOf(value), lenOf(value));
+export function replaceHeader<K, V>(mapType: u32, key: K, value: V): u32 {
+  return env.proxy_replace_header_map_value(mapType, ptrOf(key), lenOf(key), ptrOf(value, 1), lenOf(value));
 }
 
 /** A property's raw bytes (path segments '\0'-joined in `path`), or null. */
-export function getProperty(path: ArrayBuffer): ArrayBuffer | null {
+export function getProperty<P>(path: P): ArrayBuffer | null {
   clearReturnSlots();
   if (env.proxy_get_property(ptrOf(path), lenOf(path), RET_PTR, RET_LEN) != Status.Ok) return null;
   return takeReturnedBytes();
@@ -84,9 +104,9 @@ export function getBufferBytes(bufferType: u32, start: u32, maxSize: u32): Array
   return takeReturnedBytes();
 }
 
-export function sendLocalResponse(statusCode: u32, details: ArrayBuffer, body: ArrayBuffer, headerPairs: ArrayBuffer): u32 {
+export function sendLocalResponse<D, B>(statusCode: u32, details: D, body: B, headerPairs: ArrayBuffer): u32 {
   return env.proxy_send_local_response(
-    statusCode, ptrOf(details), lenOf(details), ptrOf(body), lenOf(body), ptrOf(headerPairs), lenOf(headerPairs), -1,
+    statusCode, ptrOf(details), lenOf(details), ptrOf(body, 1), lenOf(body), ptrOf(headerPairs), lenOf(headerPairs), -1,
   );
 }
 
@@ -129,7 +149,7 @@ export class SharedValue {
 }
 
 /** status Ok with value+cas, NotFound for a missing key (value empty, cas 0), or another failure. */
-export function getSharedData(key: ArrayBuffer): SharedValue {
+export function getSharedData<K>(key: K): SharedValue {
   clearReturnSlots();
   const status = env.proxy_get_shared_data(ptrOf(key), lenOf(key), RET_PTR, RET_LEN, RET_CAS);
   if (status != Status.Ok) return new SharedValue(status, new ArrayBuffer(0), 0);
@@ -138,6 +158,6 @@ export function getSharedData(key: ArrayBuffer): SharedValue {
 }
 
 /** Write only if the entry still has `cas` (0 = unconditional); CasMismatch when another VM won. */
-export function setSharedData(key: ArrayBuffer, value: ArrayBuffer, cas: u32): u32 {
+export function setSharedData<K>(key: K, value: ArrayBuffer, cas: u32): u32 {
   return env.proxy_set_shared_data(ptrOf(key), lenOf(key), ptrOf(value), lenOf(value), cas);
 }
