@@ -9,10 +9,11 @@ import {
   type ProcessingResponse,
 } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
 import type { ProcessingMode } from "../../extproc/gen/envoy/extensions/filters/http/ext_proc/v3/processing_mode.js";
+import { applyHeaderMutation, type Headers, type MutationRules } from "./envoy-mutation-rules.js";
 
 export type HeaderMode = "SEND" | "SKIP";
 export type BodyMode = "NONE" | "BUFFERED";
-export type Headers = Array<[string, string]>;
+export type { Headers };
 
 export interface FilterConfig {
   requestHeaderMode?: HeaderMode;
@@ -27,7 +28,7 @@ export interface FilterConfig {
   maxMessageTimeoutMs?: number;
   failureModeAllow?: boolean;
   allowModeOverride?: boolean;
-  mutationRules?: { allowAllRouting?: boolean; allowEnvoy?: boolean; disallowIsError?: boolean };
+  mutationRules?: MutationRules;
   /** Envoy's default is END_STREAM then RST_STREAM; "graceful" needs ext_proc_graceful_grpc_close. */
   closeMode?: "envoy-default" | "graceful";
   /** grpc_service.initial_metadata. */
@@ -93,7 +94,6 @@ type Wait = { kind: "reply"; msg: ProcessingResponse } | { kind: "timeout" } | {
 
 const MODE = { DEFAULT: 0, SEND: 1, SKIP: 2 } as const;
 const BODY = { NONE: 0, STREAMED: 1, BUFFERED: 2, BUFFERED_PARTIAL: 3 } as const;
-const ROUTING_HEADERS = new Set(["host", ":authority", ":method", ":scheme"]);
 
 class ProcessingFailed extends Error {
   constructor(
@@ -321,43 +321,11 @@ class RequestRun {
     this.outcome.upstreamRequest = undefined;
   }
 
-  /** Envoy's mutation_utils: raw_value only, rule checks, APPEND vs SET. */
+  /** Envoy's mutation_utils (envoy-mutation-rules.ts); a rule violation that is an error fails the request. */
   private applyMutation(m: HeaderMutation, headers: Headers): void {
-    const rules = this.config.mutationRules ?? {};
-    const denied = (key: string, op: "set" | "append" | "remove"): boolean => {
-      if (op === "remove" && (key.startsWith(":") || key === "host")) return true;
-      if (ROUTING_HEADERS.has(key) && !rules.allowAllRouting) return true;
-      if (key.startsWith(":") && op === "append") return true;
-      if (key.startsWith("x-envoy-") && !rules.allowEnvoy) return true;
-      return false;
-    };
-    const reject = (what: string) => {
-      this.stats.rejected_header_mutations++;
-      if (rules.disallowIsError) throw new ProcessingFailed(this.config.statusOnError ?? 500, `ext_proc_error_mutation_rejected{${what}}`);
-    };
-    for (const key of m.removeHeaders) {
-      if (denied(key, "remove")) reject(key);
-      else for (let i = headers.length - 1; i >= 0; i--) if (headers[i]![0] === key) headers.splice(i, 1);
-    }
-    for (const opt of m.setHeaders) {
-      const h = opt.header;
-      if (!h) continue;
-      if (h.value !== "" && h.rawValue.length > 0) throw new ProcessingFailed(this.config.statusOnError ?? 500, "ext_proc_error_both_value_and_raw_value_set");
-      const value = h.rawValue.toString("utf8"); // Envoy reads raw_value only: `value` alone gives an empty header
-      if (/[\0\r\n]/.test(value)) throw new ProcessingFailed(this.config.statusOnError ?? 500, "ext_proc_error_invalid_header_value");
-      const key = h.key.toLowerCase();
-      const exists = headers.some(([k]) => k === key);
-      const append = opt.append === true && exists;
-      if (denied(key, append ? "append" : "set")) {
-        reject(key);
-        continue;
-      }
-      if (append) headers.push([key, value]);
-      else {
-        for (let i = headers.length - 1; i >= 0; i--) if (headers[i]![0] === key) headers.splice(i, 1);
-        headers.push([key, value]);
-      }
-    }
+    const result = applyHeaderMutation(m, headers, this.config.mutationRules ?? {});
+    this.stats.rejected_header_mutations += result.rejected;
+    if (result.error) throw new ProcessingFailed(this.config.statusOnError ?? 500, result.error);
   }
 
   private open(): ClientDuplexStream<ProcessingRequest, ProcessingResponse> {
