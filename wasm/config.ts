@@ -29,21 +29,22 @@ export class PluginConfig {
   draining: bool = false;
 }
 
-/** Violations, written "field: message" and "; "-separated into the caller's line. */
+/** Violations, written "field: expected …" and "; "-separated into the caller's line. */
 class Problems {
   count: i32 = 0;
   constructor(public out: Writer) {}
 
   /** Starts an entry with its field name (`prefix.` when in a section); the caller adds the rest. */
   field(prefix: string): Writer {
-    if (this.count++ > 0) this.out.text("; ");
+    if (this.count++ > 0) this.out.byte(0x3b).byte(0x20); // "; "
     this.out.text(prefix);
     if (prefix.length > 0) this.out.byte(0x2e);
     return this.out;
   }
 
-  add(prefix: string, key: string, message: string): void {
-    this.field(prefix).text(key).text(": ").text(message);
+  /** "<field>: expected <what>" */
+  expected(prefix: string, key: string, what: string): Writer {
+    return this.field(prefix).text(key).text(": expected ").text(what);
   }
 }
 
@@ -66,15 +67,15 @@ class Section {
     return object === null ? null : object.get(key);
   }
 
-  wrong(key: string, message: string): void {
-    this.problems.add(this.prefix, key, message);
+  wrong(key: string, what: string): void {
+    this.problems.expected(this.prefix, key, what);
   }
 
   /** A nested object, or a section reading nothing when absent or wrong. */
   section(key: string): Section {
     let value = this.get(key);
     if (value !== null && value.kind != JsonKind.Object) {
-      this.wrong(key, "expected an object");
+      this.wrong(key, "an object");
       value = null;
     }
     return new Section(value, key, this.problems);
@@ -84,7 +85,7 @@ class Section {
     const value = this.get(key);
     if (value === null) return fallback;
     if (value.kind != JsonKind.String || value.length == 0) {
-      this.wrong(key, "expected a non-empty string");
+      this.wrong(key, "a non-empty string");
       return fallback;
     }
     return value.bytes();
@@ -92,14 +93,14 @@ class Section {
 
   path(key: string, fallback: ArrayBuffer): ArrayBuffer {
     const path = this.string(key, fallback);
-    if (path.byteLength == 0 || load<u8>(changetype<usize>(path)) != 0x2f) this.wrong(key, "expected a path starting with '/'");
+    if (path.byteLength == 0 || load<u8>(changetype<usize>(path)) != 0x2f) this.wrong(key, "a path starting with '/'");
     return path;
   }
 
   bool(key: string, fallback: bool): bool {
     const value = this.get(key);
     if (value === null) return fallback;
-    if (value.kind != JsonKind.Bool) { this.wrong(key, "expected true or false"); return fallback; }
+    if (value.kind != JsonKind.Bool) { this.wrong(key, "true or false"); return fallback; }
     return value.boolValue;
   }
 
@@ -108,7 +109,7 @@ class Section {
     if (value === null) return fallback;
     const n = value.numberValue;
     if (value.kind != JsonKind.Number || !value.integral || n < <f64>lowest || n > <f64>highest) {
-      this.problems.field(this.prefix).text(key).text(": expected an integer ").decimal(lowest).text("..").decimal(highest);
+      this.problems.expected(this.prefix, key, "an integer ").decimal(lowest).byte(0x2e).byte(0x2e).decimal(highest); // ".."
       return fallback;
     }
     return <u32>n;
@@ -120,7 +121,7 @@ class Section {
     if (value === null) return fallback;
     if (value.kind == JsonKind.Null) return new ArrayBuffer(0);
     if (value.kind != JsonKind.String || !isHeaderName(value.start, value.length)) {
-      this.wrong(key, "expected a lowercase header name, \"\" or null");
+      this.wrong(key, "a lowercase header name, \"\" or null");
       return fallback;
     }
     return value.bytes();

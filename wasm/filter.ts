@@ -8,7 +8,8 @@ import { ascii } from "./abi/writer";
 import * as contract from "./contract";
 import { closeShare, healthAction, HealthAction, isHealthPath, isHttp1 } from "./drain";
 import * as errors from "./errors";
-import { emit, startLine } from "./logging";
+import { emit, failedLine } from "./logging";
+import { increment, Metric } from "./metrics";
 import { DrainRoot } from "./root";
 
 const HEALTH_HEADERS = encodePairs([ascii("content-type"), ascii("application/json"), ascii("cache-control"), ascii("no-store")]);
@@ -28,10 +29,10 @@ export class DrainStream extends HttpContext {
       ? sendLocalResponse(503, contract.HEALTH_DETAILS_DRAINING, contract.HEALTH_BODY_DRAINING, HEALTH_HEADERS)
       : sendLocalResponse(200, "meshext_drain_health_serving", contract.HEALTH_BODY_SERVING, HEALTH_HEADERS);
     if (status != Status.Ok) {
-      emit(LogLevel.Warn, startLine(errors.E_LOCAL_REPLY).decimal(status));
+      emit(LogLevel.Warn, failedLine(errors.E_LOCAL_REPLY, status));
       return HeaderAction.Continue;
     }
-    if (refuse) this.root.metrics.healthRefused();
+    if (refuse) increment(Metric.HealthRefusals);
     return HeaderAction.StopIteration;
   }
 
@@ -46,8 +47,8 @@ export class DrainStream extends HttpContext {
     const share = rampMs > 0 ? closeShare(state, nowMs(), rampMs) : 1.0;
     if (!root.ramp.shouldClose(share)) return HeaderAction.Continue;
     const status = replaceHeader(MapType.ResponseHeaders, "connection", "close");
-    if (status == Status.Ok) root.metrics.closedResponse();
-    else emit(LogLevel.Warn, startLine(errors.E_HEADER_WRITE).decimal(status));
+    if (status == Status.Ok) increment(Metric.CloseResponses);
+    else emit(LogLevel.Warn, failedLine(errors.E_HEADER_WRITE, status));
     return HeaderAction.Continue;
   }
 }

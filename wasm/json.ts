@@ -51,6 +51,8 @@ class Reader {
   pos: usize;
   end: usize;
   failed: bool = false;
+  /** Value of the last run of digits(). */
+  digitsValue: f64 = 0;
 
   constructor(input: ArrayBuffer) {
     this.pos = changetype<usize>(input);
@@ -71,11 +73,9 @@ class Reader {
 
   fail(): JsonValue { this.failed = true; return new JsonValue(); }
 
-  literal(word: string): bool {
-    const length = word.length;
-    if (this.pos + <usize>length > this.end || !equalsAscii(this.pos, length, word)) return false;
-    this.pos += <usize>length;
-    return true;
+  /** The next 4 bytes as one little-endian word (0 when fewer remain): literals compare in one go. */
+  word(): u32 {
+    return this.pos + 4 <= this.end ? load<u32>(this.pos) : 0;
   }
 
   value(depth: i32): JsonValue {
@@ -88,9 +88,11 @@ class Reader {
       this.string(out);
       return out;
     }
-    if (this.literal("true")) { out.kind = JsonKind.Bool; out.boolValue = true; return out; }
-    if (this.literal("false")) { out.kind = JsonKind.Bool; return out; }
-    if (this.literal("null")) return out;
+    const word = this.word();
+    if (word == 0x6c6c756e) { this.pos += 4; return out; } // "null"
+    out.kind = JsonKind.Bool;
+    if (word == 0x65757274) { this.pos += 4; out.boolValue = true; return out; } // "true"
+    if (word == 0x736c6166 && this.pos + 4 < this.end && load<u8>(this.pos + 4) == 0x65) { this.pos += 5; return out; } // "false"
     if (c == 0x2d || (c >= 0x30 && c <= 0x39)) return this.number(out);
     return this.fail();
   }
@@ -186,14 +188,8 @@ class Reader {
     out.kind = JsonKind.Number;
     let sign: f64 = 1;
     if (this.peek() == 0x2d) { sign = -1; this.pos++; }
-    let value: f64 = 0;
-    const start = this.pos;
-    for (let c = this.peek(); c >= 0x30 && c <= 0x39; c = this.peek()) {
-      value = value * 10 + <f64>(c - 0x30);
-      this.pos++;
-    }
-    if (this.pos == start) return this.fail();
-    out.numberValue = sign * value;
+    if (!this.digits()) return this.fail();
+    out.numberValue = sign * this.digitsValue;
     if (this.peek() == 0x2e) {
       this.pos++;
       out.integral = false;
@@ -210,10 +206,15 @@ class Reader {
     return out;
   }
 
-  /** Skip a run of digits; false when there is none. */
+  /** Read a run of digits into digitsValue; false when there is none. */
   digits(): bool {
     const start = this.pos;
-    for (let c = this.peek(); c >= 0x30 && c <= 0x39; c = this.peek()) this.pos++;
+    let value: f64 = 0;
+    for (let c = this.peek(); c >= 0x30 && c <= 0x39; c = this.peek()) {
+      value = value * 10 + <f64>(c - 0x30);
+      this.pos++;
+    }
+    this.digitsValue = value;
     return this.pos > start;
   }
 }

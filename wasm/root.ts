@@ -9,8 +9,8 @@ import { parseConfig, PluginConfig } from "./config";
 import { CloseRamp, DrainState, effectiveState } from "./drain";
 import * as errors from "./errors";
 import { DrainStream } from "./filter";
-import { emit, logAt, startLine } from "./logging";
-import { DrainMetrics, PollError } from "./metrics";
+import { emit, failedLine, logAt, startLine } from "./logging";
+import { defineMetrics, increment, Metric, recordState } from "./metrics";
 import { parseDrainBody } from "./poll";
 import { claimPoll, readSharedState, storeSharedState } from "./shared";
 
@@ -18,7 +18,6 @@ const MAX_BODY_BYTES: u32 = 4096;
 
 export class DrainRoot extends RootContext {
   config: PluginConfig = new PluginConfig();
-  metrics: DrainMetrics = new DrainMetrics();
   ramp: CloseRamp = new CloseRamp();
   /** What the sidecar said last (through shared data or our own poll). */
   polled: DrainState = new DrainState();
@@ -30,7 +29,7 @@ export class DrainRoot extends RootContext {
   pollHeaders: ArrayBuffer = new ArrayBuffer(0);
 
   onVmStart(vmConfigSize: u32): bool {
-    this.metrics.defineAll();
+    defineMetrics();
     return true;
   }
 
@@ -59,7 +58,7 @@ export class DrainRoot extends RootContext {
     this.forcedSinceMs = config.draining ? nowMs() : 0;
     setTickPeriodMs(config.pollPeriodMs);
     this.sync();
-    this.metrics.recordState(this.state);
+    recordState(this.state);
     return true;
   }
 
@@ -77,8 +76,8 @@ export class DrainRoot extends RootContext {
   poll(now: i64): void {
     const status = httpCall(this.config.pollCluster, this.pollHeaders, this.config.pollTimeoutMs);
     if (status != Status.Ok) {
-      emit(LogLevel.Warn, startLine(errors.E_POLL_DISPATCH).decimal(status).text(", cluster ").buffer(this.config.pollCluster));
-      this.metrics.pollFailed(PollError.Dispatch);
+      emit(LogLevel.Warn, failedLine(errors.E_POLL_DISPATCH, status).text(", cluster ").buffer(this.config.pollCluster));
+      increment(Metric.PollErrorDispatch);
       return;
     }
     this.pendingToken = lastCallToken;
@@ -91,7 +90,7 @@ export class DrainRoot extends RootContext {
     this.pendingToken = 0;
     if (headerCount == 0) {
       logAt(LogLevel.Warn, errors.E_POLL_RESET);
-      this.metrics.pollFailed(PollError.Reset);
+      increment(Metric.PollErrorReset);
       return;
     }
     const status = getHeader(MapType.HttpCallResponseHeaders, ":status");
@@ -99,7 +98,7 @@ export class DrainRoot extends RootContext {
       const line = startLine(errors.E_POLL_STATUS);
       emit(LogLevel.Warn, status !== null ? line.buffer(status) : line.byte(0x3f)); // '?'
 
-      this.metrics.pollFailed(PollError.Status);
+      increment(Metric.PollErrorStatus);
       return;
     }
     const body = bodySize > 0 && bodySize <= MAX_BODY_BYTES
@@ -109,10 +108,10 @@ export class DrainRoot extends RootContext {
     if (body !== null) polled = parseDrainBody(body, this.polled, this.pendingSinceMs);
     if (polled === null) {
       logAt(LogLevel.Warn, errors.E_POLL_MALFORMED);
-      this.metrics.pollFailed(PollError.Malformed);
+      increment(Metric.PollErrorMalformed);
       return;
     }
-    this.metrics.pollSucceeded();
+    increment(Metric.PollSuccesses);
     storeSharedState(polled);
     this.sync();
   }
@@ -125,7 +124,7 @@ export class DrainRoot extends RootContext {
     if (next.equals(this.state)) return;
     this.state = next;
     this.ramp = new CloseRamp();
-    this.metrics.recordState(next);
+    recordState(next);
     if (!next.draining) logAt(LogLevel.Info, "serving");
     else emit(LogLevel.Info, startLine("draining since ").decimal(<u64>next.sinceMs / 1000)
       .text(" s (deadline ").decimal(<u64>next.deadlineMs / 1000).text(" s)"));

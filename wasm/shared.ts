@@ -1,8 +1,8 @@
 // Shared data glue: the drain state every worker VM agrees on, and the poll lease that makes one VM
 // poll per period. Both are compare-and-swap writes through abi/host.ts.
-import { getSharedData, setSharedData } from "./abi/host";
+import { getSharedData, setSharedData, sharedCas, sharedStatus } from "./abi/host";
 import { LogLevel, Status } from "./abi/types";
-import { emit, startLine } from "./logging";
+import { emit, failedLine } from "./logging";
 import { DrainState } from "./drain";
 import { E_SHARED_WRITE } from "./errors";
 import { decodeMs, decodeState, encodeMs, encodeState } from "./state-codec";
@@ -13,9 +13,8 @@ const CAS_ATTEMPTS = 4;
 
 /** The state last stored by any VM, or null when none is stored (or it is unreadable). */
 export function readSharedState(): DrainState | null {
-  const entry = getSharedData(STATE_KEY);
-  if (entry.status != Status.Ok) return null;
-  return decodeState(entry.value);
+  const value = getSharedData(STATE_KEY);
+  return value !== null ? decodeState(value) : null;
 }
 
 /**
@@ -25,17 +24,15 @@ export function readSharedState(): DrainState | null {
 export function storeSharedState(state: DrainState): void {
   const value = encodeState(state);
   for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-    const entry = getSharedData(STATE_KEY);
-    let cas: u32 = 0;
-    if (entry.status == Status.Ok) {
-      const stored = decodeState(entry.value);
-      if (stored !== null && stored.polledAtMs > state.polledAtMs) return;
-      cas = entry.cas;
+    const stored = getSharedData(STATE_KEY);
+    if (stored !== null) {
+      const storedState = decodeState(stored);
+      if (storedState !== null && storedState.polledAtMs > state.polledAtMs) return;
     }
-    const status = setSharedData(STATE_KEY, value, cas);
+    const status = setSharedData(STATE_KEY, value, sharedCas);
     if (status == Status.Ok) return;
     if (status != Status.CasMismatch) {
-      emit(LogLevel.Warn, startLine(E_SHARED_WRITE).decimal(status));
+      emit(LogLevel.Warn, failedLine(E_SHARED_WRITE, status));
       return;
     }
   }
@@ -47,15 +44,13 @@ export function storeSharedState(state: DrainState): void {
  * The lease is 3/4 of a period so tick jitter never skips a whole period.
  */
 export function claimPoll(nowMs: i64, periodMs: u32): bool {
-  const entry = getSharedData(POLL_DUE_KEY);
-  let cas: u32 = 0;
-  if (entry.status == Status.Ok) {
-    if (decodeMs(entry.value) > nowMs) return false;
-    cas = entry.cas;
-  } else if (entry.status != Status.NotFound) {
+  const due = getSharedData(POLL_DUE_KEY);
+  if (due !== null) {
+    if (decodeMs(due) > nowMs) return false;
+  } else if (sharedStatus != Status.NotFound) {
     return true;
   }
   const dueMs = nowMs + <i64>periodMs * 3 / 4;
-  const status = setSharedData(POLL_DUE_KEY, encodeMs(dueMs), cas);
+  const status = setSharedData(POLL_DUE_KEY, encodeMs(dueMs), sharedCas);
   return status == Status.Ok || status != Status.CasMismatch;
 }

@@ -9,8 +9,11 @@ const LINE_BYTES = 256;
 export function abortToLog(message: string | null, fileName: string | null, lineNumber: u32, columnNumber: u32): void {
   // Made here, not as a global: a global's initialiser could itself abort while being compiled.
   const line = new Writer(memory.data(LINE_BYTES), LINE_BYTES);
-  line.text("meshext_drain: abort: ").text(message !== null ? message : "?").text(" at ");
-  line.text(fileName !== null ? fileName : "?").byte(0x3a).decimal(lineNumber).byte(0x3a).decimal(columnNumber);
+  line.text("meshext_drain: abort: ");
+  if (message !== null) line.text(message);
+  line.text(" at ");
+  if (fileName !== null) line.text(fileName);
+  line.byte(0x3a).decimal(lineNumber).byte(0x3a).decimal(columnNumber); // ":line:column"
   log(LogLevel.Critical, line);
   unreachable();
 }

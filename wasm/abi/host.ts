@@ -143,18 +143,21 @@ export function recordMetric(id: u32, value: i64): u32 {
 
 // ---- shared data ------------------------------------------------------------------------------
 
-/** A shared-data entry with the CAS token to pass back when replacing it. */
-export class SharedValue {
-  constructor(public status: u32, public value: ArrayBuffer, public cas: u32) {}
-}
+/** Status of the last getSharedData, and the CAS token of the entry it returned (0 if none). */
+export let sharedStatus: u32 = 0;
+export let sharedCas: u32 = 0;
 
-/** status Ok with value+cas, NotFound for a missing key (value empty, cas 0), or another failure. */
-export function getSharedData<K>(key: K): SharedValue {
+/**
+ * A shared-data entry's value (its token in sharedCas), or null: sharedStatus says NotFound for a
+ * missing key, or another failure. Results in module variables, like lastCallToken: no result object.
+ */
+export function getSharedData<K>(key: K): ArrayBuffer | null {
   clearReturnSlots();
-  const status = env.proxy_get_shared_data(ptrOf(key), lenOf(key), RET_PTR, RET_LEN, RET_CAS);
-  if (status != Status.Ok) return new SharedValue(status, new ArrayBuffer(0), 0);
-  const cas = load<u32>(RET_CAS);
-  return new SharedValue(status, takeReturnedBytes(), cas);
+  sharedCas = 0;
+  sharedStatus = env.proxy_get_shared_data(ptrOf(key), lenOf(key), RET_PTR, RET_LEN, RET_CAS);
+  if (sharedStatus != Status.Ok) return null;
+  sharedCas = load<u32>(RET_CAS);
+  return takeReturnedBytes();
 }
 
 /** Write only if the entry still has `cas` (0 = unconditional); CasMismatch when another VM won. */
