@@ -1,6 +1,6 @@
 // Per-request glue of the drain filter: reads request facts through abi/host.ts, asks drain.ts,
 // applies the answer. Host failures are logged and the request continues; the only local reply is health.
-import { HttpContext } from "./abi/context";
+import { Context } from "./abi/context";
 import { getHeader, getProperty, nowMs, replaceHeader, sendLocalResponse } from "./abi/host";
 import { encodePairs } from "./abi/pairs";
 import { HeaderAction, LogLevel, MapType, Status } from "./abi/types";
@@ -14,7 +14,7 @@ import { DrainRoot } from "./root";
 
 const HEALTH_HEADERS = encodePairs([ascii("content-type"), ascii("application/json"), ascii("cache-control"), ascii("no-store")]);
 
-export class DrainStream extends HttpContext {
+export class DrainStream extends Context {
   constructor(contextId: u32, public root: DrainRoot) {
     super(contextId);
   }

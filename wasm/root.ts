@@ -1,6 +1,6 @@
 // Root context of the drain filter: validates configuration, ticks, polls the sidecar's /drain on
 // the root context, shares the state across VMs, keeps metrics, and makes one DrainStream per request.
-import { Context, RootContext } from "./abi/context";
+import { Context } from "./abi/context";
 import { getBufferBytes, getHeader, httpCall, lastCallToken, nowMs, setTickPeriodMs } from "./abi/host";
 import { encodePairs } from "./abi/pairs";
 import { BufferType, LogLevel, MapType, Status } from "./abi/types";
@@ -16,7 +16,7 @@ import { claimPoll, readSharedState, storeSharedState } from "./shared";
 
 const MAX_BODY_BYTES: u32 = 4096;
 
-export class DrainRoot extends RootContext {
+export class DrainRoot extends Context {
   config: PluginConfig = new PluginConfig();
   ramp: CloseRamp = new CloseRamp();
   /** What the sidecar said last (through shared data or our own poll). */

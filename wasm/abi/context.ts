@@ -1,6 +1,7 @@
 // Context model behind abi/exports.ts: a plugin registers a root factory; the root makes one
 // HttpContext per stream. Defaults pass everything through, so a plugin overrides only what it needs.
-// One Context base class (one map, one dispatch) keeps the module small.
+// One Context class (one map, one dispatch) keeps the module small; RootContext and HttpContext only
+// name the role (as aliases: each subclass would add a case to every virtual dispatch).
 import { HeaderAction } from "./types";
 
 export class Context {
@@ -10,7 +11,7 @@ export class Context {
   onConfigure(pluginConfigSize: u32): bool { return true; }
   onTick(): void {}
   onHttpCallResponse(token: u32, headerCount: u32, bodySize: u32, trailerCount: u32): void {}
-  newHttpContext(contextId: u32): Context { return new HttpContext(contextId); }
+  newHttpContext(contextId: u32): Context { return new Context(contextId); }
   // Stream callbacks.
   onRequestHeaders(headerCount: u32, endOfStream: bool): u32 { return HeaderAction.Continue; }
   onResponseHeaders(headerCount: u32, endOfStream: bool): u32 { return HeaderAction.Continue; }
@@ -20,13 +21,13 @@ export class Context {
   onDelete(): void {}
 }
 
-/** A root (plugin) context: configuration, ticks, outbound call responses. */
-export class RootContext extends Context {}
+/** A root (plugin) context: configuration, ticks, outbound call responses. Plugins extend Context. */
+export type RootContext = Context;
 
-/** A stream (HTTP request/response) context. */
-export class HttpContext extends Context {}
+/** A stream (HTTP request/response) context. Plugins extend Context. */
+export type HttpContext = Context;
 
-let rootFactory: (contextId: u32) => Context = (contextId: u32): Context => new RootContext(contextId);
+let rootFactory: (contextId: u32) => Context = (contextId: u32): Context => new Context(contextId);
 
 /** Called once from the plugin's entry (index.ts) while the module initialises. */
 export function registerRootContext(factory: (contextId: u32) => Context): void {
