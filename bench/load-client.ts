@@ -7,5 +7,6 @@ const opts = JSON.parse(process.argv[2] ?? "{}") as LoadOptions & { samples?: bo
 const samples: Array<[number, number, number]> = [];
 if (opts.samples) opts.onRequest = (startMs, latencyMs, err) => samples.push([Math.round(startMs * 10) / 10, Math.round(latencyMs * 1000) / 1000, err ? 1 : 0]);
 const r = await runLoad(opts);
-process.stdout.write(JSON.stringify({ ...r, latenciesMs: r.latenciesMs.map((x) => Math.round(x * 1000) / 1000), ...(opts.samples ? { samples } : {}) }) + "\n");
-process.exit(0);
+// With samples the latencies are in them; the write to the pipe must finish before exiting.
+const latenciesMs = opts.samples ? [] : r.latenciesMs.map((x) => Math.round(x * 1000) / 1000);
+process.stdout.write(JSON.stringify({ ...r, latenciesMs, ...(opts.samples ? { samples } : {}) }) + "\n", () => process.exit(0));

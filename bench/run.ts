@@ -24,7 +24,7 @@ const generator = ensureH2load(progress) ? "h2load" : "grpc-js";
 
 const THROUGHPUT = quick
   ? { inFlight: [64], policies: [1000, 10_000], durationS: 2, warmupS: 1, reps: 1, quietMaxMs: 0 }
-  : { inFlight: [1, 16, 64], policies: [1, 1000, 10_000], durationS: 6, warmupS: 1, reps: 3, quietMaxMs: 3000 };
+  : { inFlight: [1, 16, 64], policies: [1, 1000, 10_000], durationS: 6, warmupS: 1, reps: 3, quietMaxMs: 2000 };
 const CLOSE = quick
   ? { requests: 1500, inFlight: 64, policies: 1000, quietMaxMs: 0, full: false }
   : { requests: 6000, inFlight: 64, policies: 1000, quietMaxMs: 3000, full: true };

@@ -33,12 +33,28 @@ function machineLines(s: Summary): string[] {
   ];
 }
 
+/** A caveat when other tenants used a noticeable share of the machine during the run. */
+function noiseNote(s: Summary): string | undefined {
+  if (s.otherTenantsPct < 30 && Math.max(...s.machine.loadAvgStart) < s.machine.cores) return undefined;
+  return `Noisy run: the machine is shared, and other tenants (other engineers' builds and tests, plus our own load generator on CPU 1) kept ${s.otherTenantsPct.toFixed(0)} % of one core busy with load average ${s.machine.loadAvgStart[0]} on ${s.machine.cores} cores. Absolute figures are depressed and vary between runs; the ratios compare runs interleaved under the same noise and are the figures to read.`;
+}
+
+export const HOW_TO_RUN = [
+  "## How to run",
+  "",
+  "- `npm run bench` — full run (about 10 minutes on 2 cores); `npm run bench -- --quick` — one in-flight level, short runs, for development (under two minutes including the build on a quiet 2-core box); add `--out BENCHMARKS.md` to rewrite this file from the run. Not part of `npm test`.",
+  "- Needs `h2load` (Debian `nghttp2-client`; installed with apt-get when run as root, else the matrix falls back to the grpc-js client) and `taskset` (util-linux) for pinning; results are only comparable with pinning on ≥ 2 cores.",
+  "- Code: bench/run.ts (orchestration), throughput.ts, close-pattern.ts, swap.ts, memory.ts, echo-server.ts (baseline), h2load.ts, load-client.ts (grpc-js Envoy emulator in a child process), policy-files.ts, wasm.ts, policy.ts.",
+  "",
+];
+
 function goals(s: Summary): BenchRow[] {
   return s.sections.flatMap((x) => x.rows).filter((r) => verdict(r) !== "");
 }
 
 export function consoleText(s: Summary): string {
-  const out = [`meshext benchmarks`, ...machineLines(s), ""];
+  const note = noiseNote(s);
+  const out = [`meshext benchmarks`, ...machineLines(s), ...(note ? [note] : []), ""];
   for (const sec of s.sections) {
     out.push(`== ${sec.title} ==`);
     for (const t of sec.tables) out.push(formatTable(t.header, t.rows), "");
@@ -56,6 +72,7 @@ export function markdown(s: Summary): string {
     "",
     ...machineLines(s).map((l) => `- ${l}`),
     "",
+    ...(noiseNote(s) ? [`**${noiseNote(s)}**`, ""] : []),
     "## Goals",
     "",
     markdownRows(goals(s)),
@@ -66,5 +83,6 @@ export function markdown(s: Summary): string {
     for (const t of sec.tables) out.push(markdownTable(t.header, t.rows), "");
     if (sec.rows.length) out.push(markdownRows(sec.rows), "");
   }
+  out.push(...HOW_TO_RUN);
   return out.join("\n");
 }
