@@ -4,7 +4,7 @@
 import { watch, type FSWatcher } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { parsePolicyText, type Rejected } from "../policy/parse.js";
+import { parsePolicyTextAsync, type Rejected } from "../policy/parse.js";
 import type { Policy } from "../policy/types.js";
 import type { ApplyPolicies, PolicySource } from "./source.js";
 
@@ -140,7 +140,8 @@ export class DirPolicySource implements PolicySource {
       if (!st.isFile()) return undefined;
       const text = await readFile(file, "utf8");
       if (prev && prev.text === text) return prev;
-      const parsed = parsePolicyText(text, file);
+      // Parsed in slices with setImmediate between them: a big file must not stall requests in flight.
+      const parsed = await parsePolicyTextAsync(text, file, () => new Promise((resolve) => setImmediate(resolve)));
       for (const r of parsed.rejected) this.opts.log?.warn({ file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
       return { text, policies: keepLastGood(parsed.policies, parsed.rejected, prev), rejected: parsed.rejected };
     } catch (err) {

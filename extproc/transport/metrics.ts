@@ -1,6 +1,19 @@
 // Prometheus metrics of the ext_proc transport and its decisions, on a Registry passed in.
 import { Counter, Histogram, type Registry } from "prom-client";
 
+/** Memoised labelled children: the per-request path skips prom-client's label hashing. */
+function children<T>(make: (label: string) => T): (label: string) => T {
+  const cache = new Map<string, T>();
+  return (label) => {
+    let child = cache.get(label);
+    if (child === undefined) {
+      child = make(label);
+      cache.set(label, child);
+    }
+    return child;
+  };
+}
+
 export class TransportMetrics {
   readonly streamsOpened: Counter;
   readonly streamsEnded: Counter;
@@ -13,6 +26,11 @@ export class TransportMetrics {
   readonly decisions: Counter<"kind" | "action">;
   readonly delaysCapped: Counter;
   readonly connectionsRotated: Counter;
+  /** Children for the hot path, by label value. */
+  readonly receivedIn: (phase: string) => { inc(): void };
+  readonly timerFor: (phase: string) => { startTimer(): () => void };
+  readonly repliedWith: (kind: string) => { inc(): void };
+  readonly decidedAs: (kindAndAction: string) => { inc(): void };
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -32,6 +50,13 @@ export class TransportMetrics {
     });
     this.decisions = new Counter({ name: "meshext_decisions_total", help: "Policy decisions, by deciding policy kind and action.", labelNames: ["kind", "action"], registers });
     this.connectionsRotated = new Counter({ name: "meshext_extproc_connections_rotated_total", help: "HTTP/2 connections from Envoy asked to reconnect (graceful GOAWAY) after --max-streams-per-connection streams.", registers });
+    this.receivedIn = children((phase) => this.messagesReceived.labels({ phase }));
+    this.timerFor = children((phase) => this.phaseDuration.labels({ phase }));
+    this.repliedWith = children((kind) => this.replies.labels({ kind }));
+    this.decidedAs = children((key) => {
+      const [kind, action] = key.split(" ");
+      return this.decisions.labels({ kind: kind!, action: action! });
+    });
     this.delaysCapped = new Counter({ name: "meshext_fault_delays_capped_total", help: "Fault delays shortened to fit Envoy's message_timeout / max_message_timeout.", registers });
   }
 }

@@ -58,7 +58,7 @@ export function handleProcessStream(deps: StreamDeps, call: ServerDuplexStream<P
 
   const send = (reply: ProcessingResponse) => {
     if (done) return;
-    metrics.replies.inc({ kind: replyKind(reply) });
+    metrics.repliedWith(replyKind(reply)).inc();
     if (reply.response?.$case === "immediateResponse") {
       metrics.immediateResponses.inc({ status: String(reply.response.immediateResponse.status?.code ?? 200) });
     }
@@ -68,8 +68,9 @@ export function handleProcessStream(deps: StreamDeps, call: ServerDuplexStream<P
   call.on("data", (msg: ProcessingRequest) => {
     if (done) return;
     const phase = msg.request?.$case;
-    metrics.messagesReceived.inc({ phase: phase ? snake(phase) : "none" });
-    const endTimer = metrics.phaseDuration.startTimer({ phase: phase ? snake(phase) : "none" });
+    const phaseLabel = phase ? snake(phase) : "none";
+    metrics.receivedIn(phaseLabel).inc();
+    const endTimer = metrics.timerFor(phaseLabel).startTimer();
     let step;
     try {
       step = processor.handle(msg);
@@ -89,7 +90,7 @@ export function handleProcessStream(deps: StreamDeps, call: ServerDuplexStream<P
     }
     if (step.decision) {
       const e = step.decision.explain;
-      metrics.decisions.inc({ kind: e.kind, action: e.action });
+      metrics.decidedAs(`${e.kind} ${e.action}`).inc();
       if (log.isLevelEnabled("debug")) {
         log.debug({ streamId, requestId: processor.requestId, decision: step.decision.type, ...e, delayMs: step.delayMs }, "decision");
       }
