@@ -13,6 +13,7 @@ export const MAX_RECEIVE_MESSAGE_BYTES = 16 * 1024 * 1024;
 export class ExtProcServer {
   private readonly server: Server;
   private readonly onRotate: () => void;
+  private readonly log: StreamDeps["log"];
 
   constructor(
     deps: StreamDeps,
@@ -20,6 +21,7 @@ export class ExtProcServer {
     private readonly maxStreamsPerConnection: number,
   ) {
     this.onRotate = () => deps.metrics.connectionsRotated.inc();
+    this.log = deps.log;
     this.server = new Server({
       "grpc.max_receive_message_length": MAX_RECEIVE_MESSAGE_BYTES,
       // Envoy keeps one long-lived HTTP/2 connection per worker: allow its keepalive pings.
@@ -37,7 +39,10 @@ export class ExtProcServer {
     return new Promise((resolve, reject) => {
       this.server.bindAsync(address, ServerCredentials.createInsecure(), (err, port) => {
         if (err) return reject(err);
-        rotateConnections(this.server, this.maxStreamsPerConnection, this.onRotate);
+        const hooked = rotateConnections(this.server, this.maxStreamsPerConnection, this.onRotate);
+        if (!hooked && this.maxStreamsPerConnection > 0) {
+          this.log.warn("cannot rotate HTTP/2 connections with this @grpc/grpc-js version: Envoy's default ext_proc close may hit Node's rapid-reset limit (set ext_proc_graceful_grpc_close in Envoy)");
+        }
         if (address.startsWith("unix:")) return resolve(address);
         const host = address.slice(0, address.lastIndexOf(":"));
         return resolve(`${host}:${port}`);
