@@ -159,7 +159,14 @@ function stageCase(isRequest: boolean, stage: DirectionStage): string {
   return prefix + stage[0]!.toUpperCase() + stage.slice(1);
 }
 
-/** requestHeaders → request_headers, as in Envoy's proto. */
+const SNAKE_CASE = new Map<string, string>();
+
+/** requestHeaders → request_headers, as in Envoy's proto (memoised: it labels every message's metrics). */
 export function snake(phase: string): string {
-  return phase.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase());
+  let name = SNAKE_CASE.get(phase);
+  if (name === undefined) {
+    name = phase.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase());
+    SNAKE_CASE.set(phase, name);
+  }
+  return name;
 }
