@@ -50,7 +50,7 @@ function continueWith(edits: HeaderEdits | undefined): CommonResponse {
 }
 
 /** Continue, with optional request-header edits; asks Envoy to skip the response phase when it is not needed. */
-export function continueRequestHeaders(edits: HeaderEdits | undefined, skipResponsePhase: boolean): ProcessingResponse {
+function buildContinueRequestHeaders(edits: HeaderEdits | undefined, skipResponsePhase: boolean): ProcessingResponse {
   return {
     response: {
       $case: "requestHeaders",
@@ -67,6 +67,15 @@ export function continueRequestHeaders(edits: HeaderEdits | undefined, skipRespo
         }
       : undefined,
   };
+}
+
+/** The two edit-free replies are built once: most requests get one of them (the encoder only reads them). */
+const PLAIN_CONTINUE = { skip: buildContinueRequestHeaders(undefined, true), keep: buildContinueRequestHeaders(undefined, false) };
+
+/** Continue, with optional request-header edits; asks Envoy to skip the response phase when it is not needed. */
+export function continueRequestHeaders(edits: HeaderEdits | undefined, skipResponsePhase: boolean): ProcessingResponse {
+  if (isEmptyEdits(edits)) return skipResponsePhase ? PLAIN_CONTINUE.skip : PLAIN_CONTINUE.keep;
+  return buildContinueRequestHeaders(edits, skipResponsePhase);
 }
 
 export function continueResponseHeaders(edits: HeaderEdits | undefined): ProcessingResponse {

@@ -10,6 +10,14 @@ import { handleProcessStream, type StreamDeps } from "./stream.js";
 /** Envoy request headers can reach 8 MiB (max_request_headers_kb); buffered bodies more. */
 export const MAX_RECEIVE_MESSAGE_BYTES = 16 * 1024 * 1024;
 
+/** grpc-js server options of the ext_proc server (the bench's echo baseline uses the same). */
+export const EXT_PROC_SERVER_OPTIONS = {
+  "grpc.max_receive_message_length": MAX_RECEIVE_MESSAGE_BYTES,
+  // Envoy keeps one long-lived HTTP/2 connection per worker: allow its keepalive pings.
+  "grpc.keepalive_permit_without_calls": 1,
+  "grpc-node.max_session_memory": 64,
+} as const;
+
 export class ExtProcServer {
   private readonly server: Server;
   private readonly onRotate: () => void;
@@ -22,12 +30,7 @@ export class ExtProcServer {
   ) {
     this.onRotate = () => deps.metrics.connectionsRotated.inc();
     this.log = deps.log;
-    this.server = new Server({
-      "grpc.max_receive_message_length": MAX_RECEIVE_MESSAGE_BYTES,
-      // Envoy keeps one long-lived HTTP/2 connection per worker: allow its keepalive pings.
-      "grpc.keepalive_permit_without_calls": 1,
-      "grpc-node.max_session_memory": 64,
-    });
+    this.server = new Server({ ...EXT_PROC_SERVER_OPTIONS });
     this.server.addService(ExternalProcessorService, {
       process: (call: ServerDuplexStream<ProcessingRequest, ProcessingResponse>) => handleProcessStream(deps, call),
     });
