@@ -39,10 +39,13 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+/** Requests run before measuring, in every mode: V8 tiers wasm up from its baseline compiler only after many calls. */
+const WARMUP_REQUESTS = 20_000;
+
 /** Alternate filter and baseline rounds so drift (JIT, GC, CPU clock) hits both alike. */
 function compare(name: string, filter: ProxyWasmHost, baseline: ProxyWasmHost, requests: number, rounds: number, goal?: string): BenchRow {
-  measure(filter, requests);
-  measure(baseline, requests);
+  measure(filter, WARMUP_REQUESTS);
+  measure(baseline, WARMUP_REQUESTS);
   const filterNs: number[] = [];
   const baselineNs: number[] = [];
   for (let r = 0; r < rounds; r++) {
