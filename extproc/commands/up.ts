@@ -79,6 +79,9 @@ function banner(cpUrl: string, grpc: string, admin: string, dataDir: string, con
     `  curl -s -XPUT ${cpUrl}/meshes/default/meshtrafficpermissions/deny-web -H 'content-type: application/yaml' --data-binary $'type: MeshTrafficPermission\\nname: deny-web\\nmesh: default\\nspec:\\n  targetRef: {kind: Mesh}\\n  from:\\n    - targetRef: {kind: MeshService, name: web}\\n      default: {action: Deny}\\n'`,
     "  …then the /explain call again: the decision follows within a second (long-poll).",
     "Ctrl-C drains the sidecar, deregisters its dataplane and stops the control plane.",
+    config.envoyAdmin
+      ? `  (the drain ends once Envoy reports no inbound request in flight, after ${config.drainMinMs / 1000}s at least)`
+      : `  (no --envoy-admin after --: the drain waits the full drain time, ${config.drainTimeMs / 1000}s; Ctrl-C again to hurry)`,
     "",
   ].join("\n");
 }
