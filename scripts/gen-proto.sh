@@ -22,6 +22,6 @@ ln -s "$PWD/$xds/xds" "$work/xds"
 ln -s "$PWD/$xds/googleapis" "$work/googleapis"
 ln -s "$PWD/$xds/protoc-gen-validate" "$work/protoc-gen-validate"
 ln -s "$PWD/$health" "$work/health"
-node_modules/.bin/buf generate "$work" --template buf.gen.yaml \
+node_modules/.bin/buf generate "$work" --template scripts/buf.gen.yaml \
   --path "$work/envoy-api/envoy/service/ext_proc/v3/external_processor.proto" \
   --path "$work/health/health/v1/health.proto"
