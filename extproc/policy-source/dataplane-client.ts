@@ -33,17 +33,6 @@ export function createDataplaneClient(opts: DataplaneClientOptions): HttpDatapla
   return new HttpDataplaneClient(opts);
 }
 
-/** Parses `k=v,k=v` (the --dataplane-tags flag). */
-export function parseTags(text: string): Record<string, string> {
-  const tags: Record<string, string> = {};
-  for (const pair of text.split(",").map((s) => s.trim()).filter(Boolean)) {
-    const eq = pair.indexOf("=");
-    if (eq <= 0) throw new Error(`dataplane tag ${JSON.stringify(pair)} is not key=value`);
-    tags[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
-  }
-  return tags;
-}
-
 export class HttpDataplaneClient implements DataplaneLifecycle {
   private timer: NodeJS.Timeout | undefined;
   private state: "online" | "draining" = "online";

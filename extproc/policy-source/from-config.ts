@@ -2,11 +2,12 @@
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Registry } from "prom-client";
-import { parse as parseYaml } from "yaml";
 import { ConfigError } from "../config/flags.js";
 import type { SidecarConfig } from "../config/sidecar.js";
 import type { Logger } from "../log.js";
-import { createDataplaneClient, type DataplaneIdentity, type HttpDataplaneClient, parseTags } from "./dataplane-client.js";
+import { dataplaneFromObject, dataplaneFromTags, dataplaneFromText, SERVICE_TAG, type Dataplane } from "../policy/dataplane.js";
+import { parseDocuments } from "../policy/parse.js";
+import { createDataplaneClient, type DataplaneIdentity, type HttpDataplaneClient } from "./dataplane-client.js";
 import { createHttpPolicySource, type HttpPolicySource } from "./http-source.js";
 import type { ApplyPolicies } from "./source.js";
 
@@ -25,39 +26,56 @@ export function httpPolicySourceFromConfig(config: SidecarConfig, apply: ApplyPo
   });
 }
 
-/** This sidecar's Dataplane: --dataplane-file as-is, else name/address/tags flags (name defaults to the host name). */
-export function dataplaneIdentityFromConfig(config: SidecarConfig): DataplaneIdentity {
+/** This sidecar's Dataplane, read once from the flags: what the engine decides for and what is registered. */
+export interface LocalDataplane {
+  dataplane: Dataplane;
+  /** The --dataplane-file resource, registered as-is (mesh filled in). */
+  document?: Record<string, unknown>;
+}
+
+/** --dataplane-file, else --mesh/--dataplane-name/--dataplane-tags (name defaults to the host name, the service tag to the name). */
+export function localDataplane(config: SidecarConfig): LocalDataplane {
   if (config.dataplaneFile) {
-    let doc: Record<string, unknown>;
+    let text: string;
     try {
-      doc = parseYaml(readFileSync(config.dataplaneFile, "utf8"), { maxAliasCount: 0 }) as Record<string, unknown>;
+      text = readFileSync(config.dataplaneFile, "utf8");
     } catch (err) {
-      throw new ConfigError(`--dataplane-file ${config.dataplaneFile}: ${(err as Error).message}`);
+      throw new ConfigError(`--dataplane-file: cannot read ${config.dataplaneFile}: ${(err as Error).message}`);
     }
-    if (!doc || doc.type !== "Dataplane" || typeof doc.name !== "string") {
-      throw new ConfigError(`--dataplane-file ${config.dataplaneFile}: expected a Kuma Dataplane (type: Dataplane, name, networking)`);
-    }
-    const mesh = typeof doc.mesh === "string" ? doc.mesh : config.mesh;
-    return { mesh, name: doc.name, address: "", tags: {}, document: { ...doc, mesh } };
-  }
-  let tags: Record<string, string>;
-  try {
-    tags = parseTags(config.dataplaneTags);
-  } catch (err) {
-    throw new ConfigError(`--dataplane-tags: ${(err as Error).message}`);
+    const doc = parseDocuments(text).find((d) => isRecord(d.value) && d.value.type === "Dataplane");
+    const result = doc ? dataplaneFromObject(doc.value) : dataplaneFromText(text);
+    if (!result.dataplane) throw new ConfigError(`--dataplane-file ${config.dataplaneFile}: ${describe(result.violations)}`);
+    return { dataplane: result.dataplane, document: { ...(doc!.value as Record<string, unknown>), mesh: result.dataplane.mesh } };
   }
   const name = config.dataplaneName || hostname();
-  if (!tags["kuma.io/service"]) tags["kuma.io/service"] = name;
-  return { mesh: config.mesh, name, address: config.dataplaneAddress, tags };
+  const tags = config.dataplaneTags.includes(`${SERVICE_TAG}=`) ? config.dataplaneTags : [`${SERVICE_TAG}=${name}`, config.dataplaneTags].filter(Boolean).join(",");
+  const result = dataplaneFromTags(config.mesh, tags, name);
+  if (!result.dataplane) throw new ConfigError(`--dataplane-tags: ${describe(result.violations)}`);
+  return { dataplane: result.dataplane };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function describe(violations: ReadonlyArray<{ field: string; message: string }>): string {
+  return violations.map((v) => `${v.field}: ${v.message}`).join("; ");
+}
+
+/** What the control plane is told about this dataplane (registration, draining, removal). */
+export function dataplaneIdentity(config: SidecarConfig, local: LocalDataplane): DataplaneIdentity {
+  const { mesh, name, inbounds } = local.dataplane;
+  if (local.document) return { mesh, name, address: "", tags: {}, document: local.document };
+  return { mesh, name, address: config.dataplaneAddress, tags: { ...inbounds[0]!.tags } };
 }
 
 /** The dataplane lifecycle client for `--control-plane` (undefined when the flag is empty). */
-export function dataplaneClientFromConfig(config: SidecarConfig, log: Logger): HttpDataplaneClient | undefined {
+export function dataplaneClientFromConfig(config: SidecarConfig, local: LocalDataplane, log: Logger): HttpDataplaneClient | undefined {
   if (!config.controlPlane) return undefined;
   return createDataplaneClient({
     baseUrl: config.controlPlane,
     token: config.controlPlaneToken,
-    dataplane: dataplaneIdentityFromConfig(config),
+    dataplane: dataplaneIdentity(config, local),
     heartbeatIntervalMs: config.heartbeatIntervalMs,
     log,
   });

@@ -1,7 +1,9 @@
 // The dataplane lifecycle client against the embedded control plane (heartbeats) and a Kuma-like server (none).
 import test from "ava";
 import { silentLogger } from "../../extproc/log.js";
-import { createDataplaneClient, parseTags } from "../../extproc/policy-source/dataplane-client.js";
+import { loadSidecarConfig } from "../../extproc/config/sidecar.js";
+import { createDataplaneClient } from "../../extproc/policy-source/dataplane-client.js";
+import { dataplaneIdentity, localDataplane } from "../../extproc/policy-source/from-config.js";
 import { call, eventually, startTestControlPlane, tempDir } from "../control-plane/helpers.js";
 import { startFakeKuma } from "./fake-kuma.js";
 
@@ -60,7 +62,10 @@ test("dataplane-client › against Kuma (no heartbeat endpoint) draining is a PU
   t.false(kuma.dataplanes.has("default/web-1"));
 });
 
-test("dataplane-client › parseTags reads k=v,k=v and rejects a pair without =", (t) => {
-  t.deepEqual(parseTags("kuma.io/service=web, version=v1"), { "kuma.io/service": "web", version: "v1" });
-  t.throws(() => parseTags("oops"), { message: /not key=value/ });
+test("dataplane-client › the registered tags are the --dataplane-tags the engine reads; a pair without = is refused", (t) => {
+  const config = (tags: string) => loadSidecarConfig(["--dataplane-name", "web-1", "--dataplane-tags", tags], {}).config;
+  const ok = config("kuma.io/service=web, version=v1");
+  t.deepEqual(dataplaneIdentity(ok, localDataplane(ok)).tags, { "kuma.io/service": "web", version: "v1" });
+  const bad = config("kuma.io/service=web,oops");
+  t.throws(() => localDataplane(bad), { message: /not key=value/ });
 });
