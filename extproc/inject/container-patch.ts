@@ -2,6 +2,7 @@
 // form (kind + metadata.name + spec) or the universal REST form (type + name + spec). Pure.
 import type { Operation } from "fast-json-patch";
 import type { Violation } from "./validate-container.js";
+import { isObject } from "./json.js";
 
 /** Which injected container each list patches. sidecarPatch is Envoy, as Kuma's kuma-sidecar. */
 export const PATCH_TARGETS = {
@@ -25,9 +26,6 @@ const OPS = ["add", "remove", "replace", "move", "copy", "test"];
 const NEEDS_VALUE = ["add", "replace", "test"];
 const NEEDS_FROM = ["move", "copy"];
 
-function isObject(x: unknown): x is Record<string, unknown> {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
-}
 
 /**
  * Kuma writes `value` as a JSON string ('{"privileged": true}', '1337'); plain YAML values are

@@ -1,5 +1,6 @@
 // Checks that a (patched) container is still a valid Kubernetes container; returns every
-// violation with its field path. Pure: imports nothing.
+// violation with its field path. Pure: imports only the shared JSON-object test.
+import { isObject } from "./json.js";
 
 export interface Violation {
   field: string;
@@ -18,12 +19,6 @@ const PROTOCOLS = ["TCP", "UDP", "SCTP"];
 const PULL_POLICIES = ["Always", "IfNotPresent", "Never"];
 const SECURITY_BOOLS = ["privileged", "runAsNonRoot", "readOnlyRootFilesystem", "allowPrivilegeEscalation"];
 const SECURITY_IDS = ["runAsUser", "runAsGroup"];
-
-type Obj = Record<string, unknown>;
-
-function isObject(x: unknown): x is Obj {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
-}
 
 /** IANA_SVC_NAME: at most 15 lowercase alphanumerics or '-', at least one letter, no "--", no '-' at the ends. */
 function isPortName(x: unknown): boolean {

@@ -1,5 +1,6 @@
 // Finds the pod template of each workload kind, and the workloads inside a document (a single
 // object or a `kind: List`). Pure: reads plain objects, returns paths into them.
+import { isObject } from "./json.js";
 
 export type Path = (string | number)[];
 
@@ -30,9 +31,6 @@ export interface Workload {
 
 export type FoundWorkload = { ok: true; workload: Workload } | { ok: false; id: string; message: string };
 
-function isObject(x: unknown): x is Record<string, unknown> {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
-}
 
 export function getAt(root: unknown, path: readonly (string | number)[]): unknown {
   let at: unknown = root;

@@ -6,6 +6,7 @@ import { ConfigError } from "../config/flags.js";
 import type { SidecarConfig } from "../config/sidecar.js";
 import type { Logger } from "../log.js";
 import { dataplaneFromObject, dataplaneFromTags, dataplaneFromText, SERVICE_TAG, type Dataplane } from "../policy/dataplane.js";
+import { isObj } from "../policy/issues.js";
 import { parseDocuments } from "../policy/parse.js";
 import { createDataplaneClient, type DataplaneIdentity, type HttpDataplaneClient } from "./dataplane-client.js";
 import { createHttpPolicySource, type HttpPolicySource } from "./http-source.js";
@@ -42,7 +43,7 @@ export function localDataplane(config: SidecarConfig): LocalDataplane {
     } catch (err) {
       throw new ConfigError(`--dataplane-file: cannot read ${config.dataplaneFile}: ${(err as Error).message}`);
     }
-    const doc = parseDocuments(text).find((d) => isRecord(d.value) && d.value.type === "Dataplane");
+    const doc = parseDocuments(text).find((d) => isObj(d.value) && d.value.type === "Dataplane");
     const result = doc ? dataplaneFromObject(doc.value) : dataplaneFromText(text);
     if (!result.dataplane) throw new ConfigError(`--dataplane-file ${config.dataplaneFile}: ${describe(result.violations)}`);
     return { dataplane: result.dataplane, document: { ...(doc!.value as Record<string, unknown>), mesh: result.dataplane.mesh } };
@@ -52,10 +53,6 @@ export function localDataplane(config: SidecarConfig): LocalDataplane {
   const result = dataplaneFromTags(config.mesh, tags, name);
   if (!result.dataplane) throw new ConfigError(`--dataplane-tags: ${describe(result.violations)}`);
   return { dataplane: result.dataplane };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function describe(violations: ReadonlyArray<{ field: string; message: string }>): string {
