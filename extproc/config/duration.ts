@@ -1,11 +1,11 @@
-// Parses human durations ("250ms", "5s", "2m", "72h", or a bare number of milliseconds) to ms.
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+// Parses flag durations to ms: a Go/Kubernetes duration as Kuma writes them ("250ms", "5s", "1m30s",
+// "72h", parsed by the policy core's parser) or a bare number of milliseconds.
+import { parseGoDurationMs } from "../policy/duration.js";
 
 export function parseDurationMs(raw: unknown): number | undefined {
   if (typeof raw === "number") return Number.isFinite(raw) && raw >= 0 ? Math.round(raw) : undefined;
   if (typeof raw !== "string") return undefined;
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(raw.trim());
-  if (!m) return undefined;
-  return Math.round(Number(m[1]) * UNIT_MS[m[2] ?? "ms"]!);
+  const text = raw.trim();
+  const ms = /^\d+(?:\.\d+)?$/.test(text) ? Number(text) : parseGoDurationMs(text);
+  return ms === undefined ? undefined : Math.round(ms);
 }
