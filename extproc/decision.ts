@@ -44,10 +44,22 @@ export interface Explanation {
   reason: string;
 }
 
+/**
+ * What the decision log records beyond the Explanation. The policy engine sets it only when asked
+ * (PolicyEngineOptions.audit), so decisions cost nothing extra with the log off.
+ */
+export interface DecisionAudit {
+  /** The client's tags as `k=v` pairs (the identity cache's key) and where they came from. */
+  client?: { tags: string; source: string };
+  /** Policies that matched, in evaluation order: `Kind/name from[i]` (inbound) or `MeshHTTPRoute/name to[i]…` (outbound). */
+  matched: string[];
+}
+
 interface DecisionBase {
   /** Hold the reply this long before sending it (MeshFaultInjection delay). */
   delayMs?: number;
   explain: Explanation;
+  audit?: DecisionAudit;
 }
 
 /** Let the request through, possibly with header edits on the request and/or the response. */

@@ -36,6 +36,7 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
     trustKumaTagsHeader: config.trustKumaTagsHeader,
     beforeFirstSync: config.beforeFirstSync,
     log: policyLog,
+    audit: config.decisionLog !== "",
   });
   const explain = explainHandler(engine);
   admin.route("POST", "/explain", (req) => {

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { parseDurationMs } from "./duration.js";
 
-export type FlagType = "string" | "int" | "duration" | "bool" | "hostport" | "url" | "enum" | "path";
+export type FlagType = "string" | "int" | "ratio" | "duration" | "bool" | "hostport" | "url" | "enum" | "path";
 
 export interface FlagSpec {
   /** Key in the resolved config object (camelCase). */
@@ -30,8 +30,8 @@ export class ConfigError extends Error {
 
 export type Resolved = Record<string, string | number | boolean>;
 
-/** The value type a spec resolves to: numbers for int and duration (ms), booleans, enum literals, else strings. */
-type ValueOf<S extends FlagSpec> = S["type"] extends "int" | "duration" ? number : S["type"] extends "bool" ? boolean : S extends { values: readonly (infer V)[] } ? V : string;
+/** The value type a spec resolves to: numbers for int, ratio and duration (ms), booleans, enum literals, else strings. */
+type ValueOf<S extends FlagSpec> = S["type"] extends "int" | "ratio" | "duration" ? number : S["type"] extends "bool" ? boolean : S extends { values: readonly (infer V)[] } ? V : string;
 
 /** The typed object a flag table resolves to: one field per spec, named by its key. */
 export type FlagValues<Specs extends readonly FlagSpec[]> = { [S in Specs[number] as S["key"]]: ValueOf<S> };
@@ -55,6 +55,11 @@ function coerce(spec: FlagSpec, raw: unknown, source: string): string | number |
       const n = typeof text === "number" ? text : Number(text);
       if (!Number.isInteger(n)) throw new ConfigError(`${where}: expected an integer, got ${JSON.stringify(raw)}`);
       if (spec.min !== undefined && n < spec.min) throw new ConfigError(`${where}: must be at least ${spec.min}, got ${n}`);
+      return n;
+    }
+    case "ratio": {
+      const n = typeof text === "number" ? text : text === "" ? NaN : Number(text);
+      if (!Number.isFinite(n) || n < 0 || n > 1) throw new ConfigError(`${where}: expected a number from 0 to 1, got ${JSON.stringify(raw)}`);
       return n;
     }
     case "duration": {

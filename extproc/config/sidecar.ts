@@ -26,6 +26,13 @@ export const SIDECAR_FLAGS = [
   { key: "maxMessageTimeoutMs", flag: "max-message-timeout", type: "duration", default: 0, help: "Envoy ext_proc max_message_timeout (0: Envoy cannot extend, delays are capped below message-timeout)." },
   { key: "maxStreamsPerConnection", flag: "max-streams-per-connection", type: "int", default: 500, min: 0, help: "Ask Envoy to reconnect (graceful GOAWAY) after this many ext_proc streams on one HTTP/2 connection, before Node's rapid-reset limit drops it; 0 disables." },
   { key: "heartbeatIntervalMs", flag: "heartbeat-interval", type: "duration", default: 10000, min: 100, help: "How often the dataplane heartbeats to the control plane." },
+  // decision log (docs: README "Decision log")
+  { key: "decisionLog", flag: "decision-log", type: "string", default: "", help: "Write one JSON line per decision to `stdout` or to this file path; empty: off." },
+  { key: "decisionLogSample", flag: "decision-log-sample", type: "ratio", default: 1, help: "Share of allowed requests logged, 0 to 1 (denials, aborts, rate limits and shadow denies are always logged)." },
+  { key: "decisionLogHeaders", flag: "decision-log-headers", type: "string", default: "", help: "Comma-separated request header names to log; no header is logged unless listed." },
+  { key: "decisionLogMaxBytes", flag: "decision-log-max-bytes", type: "int", default: 100 * 1024 * 1024, min: 4096, help: "Rotate the decision-log file when the next write would pass this size (PATH → PATH.1 → …)." },
+  { key: "decisionLogMaxFiles", flag: "decision-log-max-files", type: "int", default: 3, min: 1, help: "Rotated decision-log files kept (PATH.1 … PATH.N)." },
+  { key: "decisionLogBufferBytes", flag: "decision-log-buffer-bytes", type: "int", default: 4 * 1024 * 1024, min: 1024, help: "Decision-log bytes held while the writer catches up; lines past it are dropped and counted (meshext_decision_log_dropped_total)." },
   // drain
   { key: "envoyAdmin", flag: "envoy-admin", type: "url", default: "", help: "Envoy admin URL (e.g. http://127.0.0.1:9901); empty: no Envoy calls." },
   { key: "inboundStatPrefix", flag: "inbound-stat-prefix", type: "string", default: "inbound", help: "stat_prefix of Envoy's inbound HTTP connection manager (for in-flight requests)." },
@@ -45,8 +52,20 @@ export function loadSidecarConfig(argv: readonly string[], env: NodeJS.ProcessEn
   if (config.drainMinMs > config.drainTimeMs) {
     throw new ConfigError(`--drain-min (${config.drainMinMs}ms) must not exceed --drain-time (${config.drainTimeMs}ms)`);
   }
+  for (const name of decisionLogHeaderNames(config)) {
+    if (!HEADER_NAME.test(name)) throw new ConfigError(`--decision-log-headers: ${JSON.stringify(name)} is not a header name (letters, digits and !#$%&'*+-.^_\`|~; comma-separated)`);
+  }
   if (config.policies && config.controlPlane) {
     throw new ConfigError("--policies and --control-plane are exclusive: pick one policy source");
   }
   return { config, parsed };
+}
+
+/** RFC 9110 token characters. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** --decision-log-headers as lower-case names, in the order given, without duplicates. */
+export function decisionLogHeaderNames(config: Pick<SidecarConfig, "decisionLogHeaders">): string[] {
+  const names = config.decisionLogHeaders.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean);
+  return [...new Set(names)];
 }

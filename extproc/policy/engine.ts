@@ -2,6 +2,7 @@
 // atomically (a failed compile keeps the previous one); decide() never throws and does no I/O.
 // Clock and random source are injected so tests are deterministic. Pure: no node:*, @grpc/*, transport.
 import type { Decider, Decision, RequestFacts } from "../decision.js";
+import { auditOf } from "./audit.js";
 import { compile, type InboundPlan, type Snapshot } from "./compile.js";
 import type { Dataplane } from "./dataplane.js";
 import { IdentityCache, type ClientIdentity } from "./identity.js";
@@ -31,6 +32,8 @@ export interface PolicyEngineOptions {
   nowMs?: () => number;
   random?: RandomSource;
   log?: DecisionLog;
+  /** Attach a DecisionAudit (client identity, matched policies) to every decision, for the decision log. @default false */
+  audit?: boolean;
 }
 
 export interface ReplaceResult {
@@ -109,6 +112,8 @@ export class PolicyEngine implements Decider {
     if (e.action === "shadow-deny") {
       this.opts.log?.info({ requestId: facts.requestId, direction: facts.direction, kind: e.kind, policy: e.policy, rule: e.rule, reason: e.reason }, "policy would deny (AllowWithShadowDeny)");
     }
+    // Every evaluation builds a new Decision object, so attaching the audit to it is safe.
+    if (this.opts.audit) ev.decision.audit = auditOf(ev.identity, ev.trace, ev.outbound);
     return ev.decision;
   }
 
