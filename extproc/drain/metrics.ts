@@ -7,6 +7,7 @@ import type { EnvoyAdminCall } from "./envoy-admin.js";
 export const DRAIN_METRIC = {
   draining: "meshext_sidecar_draining",
   durationSeconds: "meshext_sidecar_drain_duration_seconds",
+  deadlineTimestampSeconds: "meshext_sidecar_drain_deadline_timestamp_seconds",
   inflightAtExit: "meshext_sidecar_drain_inflight_requests_at_exit",
   envoyAdminFailures: "meshext_sidecar_envoy_admin_failures_total",
 } as const;
@@ -33,6 +34,14 @@ export function registerDrainMetrics(registry: Registry, snapshot: () => DrainSn
     collect() {
       const s = snapshot();
       this.set(s.sinceMs === undefined ? 0 : ((s.drainedAtMs ?? nowMs()) - s.sinceMs) / 1000);
+    },
+  });
+  new Gauge({
+    name: DRAIN_METRIC.deadlineTimestampSeconds,
+    help: "Unix time by which the drain wait ends at the latest (--drain-time after it started); 0 while serving.",
+    registers: [registry],
+    collect() {
+      this.set((snapshot().deadlineMs ?? 0) / 1000);
     },
   });
   new Gauge({

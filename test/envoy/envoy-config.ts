@@ -9,6 +9,9 @@ export const ENVOY_DIR = join(ROOT, "envoy");
 export const ENVOY_YAML = join(ENVOY_DIR, "envoy.yaml");
 export const COMPOSE_YAML = join(ENVOY_DIR, "docker-compose.yml");
 export const PROMETHEUS_YML = join(ENVOY_DIR, "prometheus.yml");
+export const ALERTS_YML = join(ENVOY_DIR, "prometheus", "alerts.yml");
+export const ALERTS_TEST_YML = join(ENVOY_DIR, "prometheus", "alerts.test.yml");
+export const DASHBOARD_JSON = join(ENVOY_DIR, "grafana", "dashboards", "meshext.json");
 
 // Loose shapes: the proto walk (protos.test.ts) is what proves the structure; these only navigate it.
 /* eslint-disable @typescript-eslint/no-explicit-any */
