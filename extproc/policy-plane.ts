@@ -1,7 +1,7 @@
 // Wires per-request policy decisions into the sidecar: who this dataplane is, the PolicyEngine,
 // its policy source (--policies DIR or --control-plane URL), the dataplane lifecycle client,
 // the "policies" readiness gate, and POST /explain.
-import type { Registry } from "prom-client";
+import { Gauge, type Registry } from "prom-client";
 import type { AdminServer } from "./admin/server.js";
 import { json } from "./admin/server.js";
 import type { SidecarConfig } from "./config/sidecar.js";
@@ -45,9 +45,11 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
   });
 
   readiness.set("policies", "no policy set loaded yet");
+  const version = new Gauge({ name: "meshext_policy_set_version", help: "Version of the policy set in force (one more for each set applied, from either source); 0 before the first.", registers: [registry] });
   const apply = (policies: Policy[], origin: string) => {
     const result = engine.replace(policies);
     if (result.ok) {
+      version.set(result.version);
       readiness.set("policies", undefined);
       policyLog.info({ origin, version: result.version, policies: result.policies }, "policy set in force");
     }
