@@ -2,6 +2,7 @@
 // as ratios, goal verdicts; --out also writes the same tables as markdown. Not part of `npm test`.
 import { writeFileSync } from "node:fs";
 import { benchClosePattern } from "./close-pattern.js";
+import { benchDecisionLog, decisionLogOptions } from "./decision-log.js";
 import { ensureH2load } from "./h2load.js";
 import { loadAvgNow, machineInfo } from "./machine.js";
 import { memoryRows } from "./memory.js";
@@ -82,6 +83,17 @@ sections.push({
   notes: ["bench/policy.ts: PolicyEngine.decide() per decision with 1, 100 and 10 000 policies, and compile time of each set (engine.replace) — the in-process share of the swap time above."],
   tables: [],
   rows: policyRows,
+});
+
+const DECISION_LOG = decisionLogOptions(quick, generator);
+const dl = await benchDecisionLog(DECISION_LOG, progress);
+sections.push({
+  title: "Decision log cost",
+  notes: [
+    `Three sidecars with ${DECISION_LOG.policies} policies under the section-1 load (${generator}, ${DECISION_LOG.inFlight} in flight, every request allowed): \`--decision-log\` off, and on to a file with \`--decision-log-sample\` 0.01 and 1.0. ${DECISION_LOG.warmupS} s warm-up + ${DECISION_LOG.durationS} s measured, ${DECISION_LOG.reps} repetition(s) interleaving the three; medians. Lines dropped = lines the bounded buffer refused rather than slow the request path (meshext_decision_log_dropped_total).`,
+  ],
+  tables: [{ header: dl.header, rows: dl.table }],
+  rows: dl.rows,
 });
 
 sections.push({

@@ -113,7 +113,7 @@ export class PolicyEngine implements Decider {
       this.opts.log?.info({ requestId: facts.requestId, direction: facts.direction, kind: e.kind, policy: e.policy, rule: e.rule, reason: e.reason }, "policy would deny (AllowWithShadowDeny)");
     }
     // Every evaluation builds a new Decision object, so attaching the audit to it is safe.
-    if (this.opts.audit) ev.decision.audit = auditOf(ev.identity, ev.trace, ev.outbound);
+    if (this.opts.audit) ev.decision.audit = () => auditOf(ev.identity, ev.trace, ev.outbound);
     return ev.decision;
   }
 
