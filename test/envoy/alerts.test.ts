@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
 import { which } from "../helpers/tools.js";
-import { ALERTS_TEST_YML, ALERTS_YML, type Yaml } from "./envoy-config.js";
+import { ALERTS_TEST_YML, ALERTS_YML, ROOT, type Yaml } from "./envoy-config.js";
 
 interface Rule {
   alert: string;
@@ -68,6 +68,11 @@ test("alerts › every alert has a severity, a summary and a description, and a 
     t.true((rule.annotations?.description ?? "").length > 80, `${rule.alert}: a description that says what to do`);
     t.true(firing.has(rule.alert), `${rule.alert}: no unit test expects it to fire`);
   }
+});
+
+test("alerts › the README's alert table lists every alert", (t) => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  for (const rule of rulesOf(parse(alertsText))) t.true(readme.includes(`| \`${rule.alert}\` |`), `README lacks ${rule.alert}`);
 });
 
 test("alerts › promtool check rules and promtool test rules pass", (t) => {
