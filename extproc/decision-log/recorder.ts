@@ -45,8 +45,13 @@ export async function startDecisionLog(config: DecisionLogConfig, registry: Regi
   const sample = config.decisionLogSample;
   return {
     record(facts, decision, latencyMs) {
-      if (!shouldWrite(decision, sample, random)) return;
-      writer.push(JSON.stringify(decisionRecord(facts, decision, latencyMs, nowMs(), headers)));
+      // On the request path: whatever goes wrong here is counted, never thrown into the stream handler.
+      try {
+        if (!shouldWrite(decision, sample, random)) return;
+        writer.push(JSON.stringify(decisionRecord(facts, decision, latencyMs, nowMs(), headers)));
+      } catch {
+        metrics.dropped.inc({ reason: "format_error" });
+      }
     },
     close: () => writer.close(),
   };

@@ -1,6 +1,7 @@
 // The decision log of a real sidecar (in process, real gRPC): one JSON line per decision with who, what
 // matched and why; denials always, allows sampled; only listed headers; a file that rotates; bad settings refused.
 import test, { type ExecutionContext } from "ava";
+import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +11,7 @@ import { spawnMeshext } from "../drain/meshext-process.js";
 import { EnvoyExtProcClient } from "../helpers/envoy-ext-proc-client.js";
 import { startTestSidecar, type Harness } from "../helpers/sidecar-harness.js";
 import { ROOT } from "../envoy/envoy-config.js";
+import { which } from "../helpers/tools.js";
 
 const WEB: [string, string] = ["x-kuma-tags", "&kuma.io/service=web&"];
 
@@ -76,6 +78,11 @@ test("decision log › one JSON line per decision: identity and source, matched 
   t.deepEqual(deny.headers, {}, "x-team was not sent");
   t.false(readFileSync(logFile, "utf8").includes("s3cret"), "unlisted headers never reach the log");
   t.is(await metric(harness, "meshext_decision_log_lines_total"), 2);
+  // And the decision-log metrics pass promtool's lint
+  const promtool = which("promtool");
+  if (!promtool) return void t.log("promtool not installed (Debian package prometheus): skipped the metrics lint");
+  const lint = spawnSync(promtool, ["check", "metrics"], { input: await (await fetch(`${harness.adminUrl}/metrics`)).text(), encoding: "utf8" });
+  t.is(lint.status, 0, lint.stdout + lint.stderr);
 });
 
 test("decision log › with --decision-log-sample 0 denials are still written and allows are not", async (t) => {

@@ -1,6 +1,14 @@
-// The decision log's writer never makes its caller wait: a stalled sink fills the bounded buffer, then
-// lines are dropped and counted; when the sink recovers the queued lines go out whole and in order.
+// The decision log never makes the request path wait or throw: a stalled sink fills the bounded buffer, then lines
+// are dropped and counted; when the sink recovers the queued lines go out whole and in order; stdout works too.
 import test from "ava";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Registry } from "prom-client";
+import { loadSidecarConfig } from "../../extproc/config/sidecar.js";
+import type { Decision, RequestFacts } from "../../extproc/decision.js";
+import { startDecisionLog } from "../../extproc/decision-log/recorder.js";
+import { silentLogger } from "../../extproc/log.js";
 import { BufferedLineWriter, type LineSink } from "../../extproc/decision-log/writer.js";
 import { spawnMeshext } from "../drain/meshext-process.js";
 import { EnvoyExtProcClient } from "../helpers/envoy-ext-proc-client.js";
@@ -76,4 +84,20 @@ test("decision log › --decision-log stdout puts whole JSON lines on stdout bes
   // Then each is one parseable line on stdout, next to the ordinary log lines
   const records = await proc.waitForLine((l) => (l as Record<string, unknown>).requestId === "s2" && "outcome" in l, 10_000).then(() => proc.lines.filter((l) => "outcome" in l));
   t.deepEqual(records.map((r) => [(r as Record<string, unknown>).requestId, (r as Record<string, unknown>).outcome]), [["s0", "not-ready"], ["s1", "not-ready"], ["s2", "not-ready"]]);
+});
+
+test("decision log › a record that cannot be built is counted as format_error and never thrown into the request path", async (t) => {
+  // Given a recorder writing to a temp file
+  const dir = mkdtempSync(join(tmpdir(), "meshext-decision-log-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const registry = new Registry();
+  const { config } = loadSidecarConfig(["--decision-log", join(dir, "d.log")], {});
+  const recorder = (await startDecisionLog(config, registry, silentLogger()))!;
+  // When a decision's audit throws
+  const facts: RequestFacts = { direction: "inbound", method: "GET", path: "/", authority: "a", scheme: "http", headers: new Map(), peerUriSans: [] };
+  const decision: Decision = { type: "continue", explain: { action: "allow", kind: "none", reason: "r" }, audit: () => { throw new Error("boom"); } };
+  // Then record() returns normally and the drop is counted
+  t.notThrows(() => recorder.record(facts, decision, 0.1));
+  await recorder.close();
+  t.regex(await registry.metrics(), /meshext_decision_log_dropped_total\{reason="format_error"\} 1/);
 });
