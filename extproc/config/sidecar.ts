@@ -28,7 +28,7 @@ export const SIDECAR_FLAGS = [
   { key: "heartbeatIntervalMs", flag: "heartbeat-interval", type: "duration", default: 10000, min: 100, help: "How often the dataplane heartbeats to the control plane." },
   // decision log (docs: README "Decision log")
   { key: "decisionLog", flag: "decision-log", type: "string", default: "", help: "Write one JSON line per decision to `stdout` or to this file path; empty: off." },
-  { key: "decisionLogSample", flag: "decision-log-sample", type: "ratio", default: 1, help: "Share of allowed requests logged, 0 to 1 (denials, aborts, rate limits and shadow denies are always logged)." },
+  { key: "decisionLogSample", flag: "decision-log-sample", type: "ratio", default: 1, help: "Share of allowed requests logged, 0 to 1 (local replies — deny, abort, rate limit, not ready — and shadow denies are always logged)." },
   { key: "decisionLogHeaders", flag: "decision-log-headers", type: "string", default: "", help: "Comma-separated request header names to log; no header is logged unless listed." },
   { key: "decisionLogMaxBytes", flag: "decision-log-max-bytes", type: "int", default: 100 * 1024 * 1024, min: 4096, help: "Rotate the decision-log file when the next write would pass this size (PATH → PATH.1 → …)." },
   { key: "decisionLogMaxFiles", flag: "decision-log-max-files", type: "int", default: 3, min: 1, help: "Rotated decision-log files kept (PATH.1 … PATH.N)." },
