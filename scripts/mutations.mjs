@@ -6,6 +6,10 @@
 // over two lines); every run of whitespace in `find` matches any run of whitespace, so formatting is not
 // significant. A `find` that is missing (the code moved on) or found more than once is reported as
 // "not applied", never guessed at.
+//
+// Left out on purpose (no test can tell them apart from the real code): dropping an fsync in
+// atomic-file.ts (only a power loss shows it), and reversing matchFrom's sort of regions by positive-tag
+// count (every region of one client picks one value per key, so all have the same size).
 
 /** Test files per area; a mutation runs only its group's files. */
 export const TEST_GROUPS = {
@@ -23,8 +27,8 @@ export const TEST_GROUPS = {
   config: ["test/config/flags.test.ts", "test/config/security-defaults.test.ts"],
   processor: ["test/transport/processor.test.ts", "test/transport/protocol.test.ts", "test/transport/mutation-rules.test.ts"],
   drain: ["test/drain/controller.test.ts"],
-  atomic: ["test/control-plane/atomic-overwrite.test.ts", "test/control-plane/kill9.test.ts", "test/control-plane/api.test.ts"],
-  inject: ["test/inject/patch.test.ts", "test/inject/container-patch.test.ts", "test/inject/idempotence.test.ts", "test/inject/workloads.test.ts"],
+  atomic: ["test/control-plane/atomic-file.test.ts", "test/control-plane/kill9.test.ts", "test/control-plane/api.test.ts"],
+  inject: ["test/inject/patch.test.ts", "test/inject/container-patch.test.ts", "test/inject/fail-closed.test.ts", "test/inject/idempotence.test.ts", "test/inject/workloads.test.ts"],
 };
 
 const m = (name, group, file, find, replace) => ({ name, group, file, find, replace });
@@ -45,7 +49,6 @@ export const MUTATIONS = [
   m("match: policies of another mesh select", "policy", "extproc/policy/match.ts", "if (policy.mesh !== dp.mesh) return [];", ""),
   m("match: proxyTypes ignored", "policy", "extproc/policy/match.ts", "return !ref.proxyTypes || ref.proxyTypes.length === 0 || ref.proxyTypes.includes(dp.proxyType);", "return true;"),
   m("from: deciding item is the first, not the last", "policy", "extproc/policy/from-items.ts", "for (let i = match.items.length - 1; i >= 0; i--)", "for (let i = 0; i < match.items.length; i++)"),
-  m("from: least specific region first", "policy", "extproc/policy/from-items.ts", "out.sort((a, b) => b.positives.size - a.positives.size);", "out.sort((a, b) => a.positives.size - b.positives.size);"),
   m("from: items not in policy order", "policy", "extproc/policy/from-items.ts", "return items.sort((a, b) => a.order - b.order);", "return items;"),
   m("rules: least specific rule first", "policy", "extproc/policy/rules.ts", "rules.sort((a, b) => positives(b) - positives(a));", "rules.sort((a, b) => positives(a) - positives(b));"),
   // policy engine: the inbound decision
