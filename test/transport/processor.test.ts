@@ -84,6 +84,14 @@ test("processor › response header edits keep the response phase and the stream
   t.false(step.endStream);
 });
 
+test("processor › with response header edits the end of the request body does not end the stream", (t) => {
+  // given response header edits; when the request body ends; then the call stays open for response_headers
+  const p = new RequestProcessor(fixed({ type: "continue", responseHeaders: { set: [["x-a", "1"]], add: [], remove: [] }, explain: { action: "allow", kind: "MeshHTTPRoute", reason: "t" } }), "inbound", SETTINGS);
+  p.handle(msg("requestHeaders", { endOfStream: false }));
+  const step = p.handle(msg("requestBody", { endOfStream: true }));
+  t.true(step.type === "reply" && !step.endStream);
+});
+
 test("processor › a request with a body keeps the stream open after request_headers", (t) => {
   const step = new RequestProcessor(allow, "inbound", SETTINGS).handle(msg("requestHeaders", { endOfStream: false }));
   t.true(step.type === "reply" && !step.endStream);
