@@ -7,7 +7,7 @@
 import { spawn, execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { MUTATIONS, TEST_GROUPS } from "./mutations.mjs";
 
@@ -163,7 +163,7 @@ function report(results, startedAt) {
     "",
     ...(survivors.length ? survivors.map((s) => `- ${s.name} (${s.file}): \`${cell(s.find)}\` → \`${cell(s.replace)}\``) : ["None."]),
     "",
-    "## Not applied (the target text moved on: update scripts/mutations.mjs)",
+    "## Not applied (target text missing or found more than once, or the mutant does not parse: update scripts/mutations.mjs)",
     "",
     ...(notApplied.length ? notApplied.map((n) => `- ${n.name} (${n.file}): ${n.detail}`) : ["None."]),
     "",
@@ -174,7 +174,7 @@ function report(results, startedAt) {
     ...results.map((r) => `| ${cell(r.name)} | ${r.file} | ${r.group} | ${r.status} | ${cell(r.detail)} | ${r.seconds.toFixed(1)} |`),
     "",
   ];
-  writeFileSync(join(ROOT, outFile), lines.join("\n"));
+  writeFileSync(resolve(ROOT, outFile), lines.join("\n"));
   console.log(`recorded in ${outFile}`);
 }
 
