@@ -4,6 +4,13 @@
 //   --only A,B   run only mutations whose name contains A or B (then MUTATION.md is not rewritten unless --out)
 //   --out FILE   where to record the result (default MUTATION.md for a full run)
 // Needs a built dist/ (npm run mutation builds it first). Not part of CI.
+//
+// Why a listed set and not StrykerJS (@stryker-mutator/core 10.1.1): there is no maintained ava runner, so
+// Stryker would use its command runner, which runs the whole command for every mutant without knowing
+// which tests cover it; over this core it generates hundreds of mutants, each costing an ava start plus
+// every test file. Named mutations, each with the test files of its area, keep a run near ten minutes on
+// two shared cores, read as a list of bugs the suite must catch, and report a mutation whose code moved on
+// as "not applied" instead of silently mutating something else.
 import { spawn, execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

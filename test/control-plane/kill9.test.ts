@@ -29,6 +29,7 @@ test("kill9 › SIGKILL during writes loses no acknowledged write and leaves no 
   const dir = await tempDir();
   t.teardown(() => dir.remove());
   const first = await startChild(dir.path);
+  t.teardown(() => void first.child.kill("SIGKILL"));
   const acked = new Set<string>();
   let stop = false;
   // Four writers with bodies big enough that a write takes a while; the kill lands mid-stream.
@@ -46,7 +47,7 @@ test("kill9 › SIGKILL during writes loses no acknowledged write and leaves no 
     }
   };
   const writers = [0, 1, 2, 3].map(writer);
-  while (acked.size < 40) await new Promise((r) => setTimeout(r, 5));
+  await until(() => acked.size >= 40, "40 acknowledged writes");
   first.child.kill("SIGKILL");
   await new Promise((r) => first.child.once("exit", r));
   stop = true;
@@ -75,6 +76,7 @@ test("kill9 › SIGKILL during overwrites of existing resources leaves each one 
   const dir = await tempDir();
   t.teardown(() => dir.remove());
   const first = await startChild(dir.path);
+  t.teardown(() => void first.child.kill("SIGKILL"));
   const names = ["o0", "o1", "o2", "o3"];
   const padding = (round: number) => String(round % 10).repeat(200_000);
   // given four stored resources
@@ -103,7 +105,7 @@ test("kill9 › SIGKILL during overwrites of existing resources leaves each one 
     }
   };
   const running = [...names.map(writer), reader()];
-  while ([...ackedRounds.values()].reduce((n, s) => n + s.size, 0) < 40) await new Promise((r) => setTimeout(r, 5));
+  await until(() => [...ackedRounds.values()].reduce((n, s) => n + s.size, 0) >= 40, "40 acknowledged writes");
   first.child.kill("SIGKILL");
   await new Promise((r) => first.child.once("exit", r));
   stop = true;
@@ -124,6 +126,15 @@ test("kill9 › SIGKILL during overwrites of existing resources leaves each one 
     t.is(res.body.labels.padding, padding(round), `${name} carries its round's whole body`);
   }
 });
+
+/** Polls `done` every 5ms; throws after 30s so a store that stops acknowledging fails the test instead of hanging it. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`no ${what} within 30s`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
 
 /** A stored resource file that parses and carries its whole padding. */
 function isWhole(text: string, name: string): boolean {
