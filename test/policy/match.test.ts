@@ -1,8 +1,8 @@
 // match › top-level selection of inbounds and subset matching of multi-valued client tags.
 import test from "ava";
 import type { Dataplane } from "../../extproc/policy/dataplane.js";
-import { asSubset, selectsInbound, subsetMatches, tagSet } from "../../extproc/policy/match.js";
-import type { Tag, TargetRef } from "../../extproc/policy/types.js";
+import { asSubset, selectedInbounds, selectsInbound, subsetMatches, tagSet } from "../../extproc/policy/match.js";
+import type { Policy, Tag, TargetRef } from "../../extproc/policy/types.js";
 
 const dp: Dataplane = { mesh: "default", name: "b-1", proxyType: "Sidecar", inbounds: [{ name: "8080", port: 8080, tags: { "kuma.io/service": "backend", version: "v1" } }] };
 const ib = dp.inbounds[0]!;
@@ -39,6 +39,13 @@ test("positive needs the value", client, [pos("env", "dev")], { env: "prod" }, f
 test("positive among several values", client, [pos("env", "dev")], { env: ["prod", "dev"] }, true);
 test("negation with missing key matches", client, [neg("env", "dev")], {}, true);
 test("negation fails when any value equals", client, [neg("env", "dev")], { env: ["prod", "dev"] }, false);
+
+test("match › a policy of another mesh selects no inbound, whatever its targetRef", (t) => {
+  // given a Mesh-wide policy; when it belongs to mesh "other"; then none of this default-mesh proxy's inbounds
+  const policy = { type: "MeshTrafficPermission", mesh: "default", name: "p", spec: { targetRef: { kind: "Mesh" } } } as unknown as Policy;
+  t.deepEqual(selectedInbounds(policy, dp), [ib]);
+  t.deepEqual(selectedInbounds({ ...policy, mesh: "other" }, dp), []);
+});
 
 test("match › asSubset of MeshServiceSubset is service plus tags", (t) => {
   t.deepEqual(asSubset({ kind: "MeshServiceSubset", name: "web", tags: { version: "v2" } }), [pos("kuma.io/service", "web"), pos("version", "v2")]);

@@ -2,7 +2,7 @@
 import test from "ava";
 import type { Decider, Decision } from "../../extproc/decision.js";
 import type { ProcessingRequest } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
-import { RequestProcessor } from "../../extproc/transport/processor.js";
+import { delayHeadroomMs, RequestProcessor } from "../../extproc/transport/processor.js";
 
 const SETTINGS = { messageTimeoutMs: 200, maxMessageTimeoutMs: 0, explainHeader: false };
 const allow: Decider = { decide: () => ({ type: "continue", explain: { action: "allow", kind: "none", reason: "test" } }) };
@@ -73,6 +73,25 @@ test("processor › allow without response edits skips the response phase and en
   t.true(step.endStream);
 });
 
+test("processor › response header edits keep the response phase and the stream open after a bodiless request", (t) => {
+  // given a decision with response header edits; when request_headers arrives with end_of_stream
+  const p = new RequestProcessor(fixed({ type: "continue", responseHeaders: { set: [["x-a", "1"]], add: [], remove: [] }, explain: { action: "allow", kind: "MeshHTTPRoute", reason: "t" } }), "inbound", SETTINGS);
+  const step = p.handle(msg("requestHeaders"));
+  // then Envoy is not told to skip response_headers and the call stays open for them
+  t.is(step.type, "reply");
+  if (step.type !== "reply") return;
+  t.not(step.reply.modeOverride?.responseHeaderMode, 2 /* SKIP */);
+  t.false(step.endStream);
+});
+
+test("processor › with response header edits the end of the request body does not end the stream", (t) => {
+  // given response header edits; when the request body ends; then the call stays open for response_headers
+  const p = new RequestProcessor(fixed({ type: "continue", responseHeaders: { set: [["x-a", "1"]], add: [], remove: [] }, explain: { action: "allow", kind: "MeshHTTPRoute", reason: "t" } }), "inbound", SETTINGS);
+  p.handle(msg("requestHeaders", { endOfStream: false }));
+  const step = p.handle(msg("requestBody", { endOfStream: true }));
+  t.true(step.type === "reply" && !step.endStream);
+});
+
 test("processor › a request with a body keeps the stream open after request_headers", (t) => {
   const step = new RequestProcessor(allow, "inbound", SETTINGS).handle(msg("requestHeaders", { endOfStream: false }));
   t.true(step.type === "reply" && !step.endStream);
@@ -99,6 +118,20 @@ test("processor › a long delay sends override_message_timeout first when Envoy
   t.truthy(step.first?.overrideMessageTimeout);
   t.is(step.first!.response, undefined);
   t.true(step.first!.overrideMessageTimeout!.seconds * 1000 + step.first!.overrideMessageTimeout!.nanos / 1e6 > 1000);
+});
+
+test("processor › a delay that would eat the headroom inside message_timeout is shortened", (t) => {
+  // given message_timeout 200ms (headroom 20ms) and no extension; when the delay is 190ms; then 180ms is held
+  const step = new RequestProcessor(delay(190), "inbound", SETTINGS).handle(msg("requestHeaders"));
+  t.true(step.type === "reply" && step.delayMs === 180 && step.delayCappedFromMs === 190);
+});
+
+test("processor › the headroom is a tenth of the timer but never under 20ms", (t) => {
+  t.is(delayHeadroomMs(1000), 100);
+  t.is(delayHeadroomMs(100), 20);
+  // so with a 100ms timer an 85ms delay is cut to 80ms, not held whole
+  const step = new RequestProcessor(delay(85), "inbound", { ...SETTINGS, messageTimeoutMs: 100 }).handle(msg("requestHeaders"));
+  t.true(step.type === "reply" && step.delayMs === 80 && step.delayCappedFromMs === 85);
 });
 
 test("processor › a delay Envoy cannot wait for is shortened below the timeout", (t) => {
