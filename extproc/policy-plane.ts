@@ -9,6 +9,7 @@ import { NO_CONTROL_PLANE, type DataplaneLifecycle } from "./dataplane-lifecycle
 import type { Logger } from "./log.js";
 import { PolicyEngine } from "./policy/engine.js";
 import { explainHandler } from "./policy/explain-route.js";
+import type { MeshResources } from "./policy/resources.js";
 import type { Policy } from "./policy/types.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
 import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane } from "./policy-source/from-config.js";
@@ -44,8 +45,8 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
   });
 
   readiness.set("policies", "no policy set loaded yet");
-  const apply = (policies: Policy[], origin: string) => {
-    const result = engine.replace(policies);
+  const apply = (policies: Policy[], origin: string, resources?: MeshResources) => {
+    const result = engine.replace(policies, resources);
     if (result.ok) {
       readiness.set("policies", undefined);
       policyLog.info({ origin, version: result.version, policies: result.policies }, "policy set in force");
