@@ -36,7 +36,7 @@ export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: Ev
   const describeId = `client ${client.spiffe ?? "(no SPIFFE ID)"}${client.sni ? ` sni ${client.sni}` : ""} via ${client.source}`;
   let allow: Explanation = { action: "allow", kind: "none", reason: `no MeshTrafficPermission selects inbound ${plan.inbound.name}` };
 
-  const mtp = decideMtp(plan, client, clientKey, plan.rules.MeshTrafficPermission ? describeId : describe, env);
+  const mtp = decideMtp(plan, client, clientKey, plan.from.MeshTrafficPermission ? describe : describeId, env);
   if (mtp) {
     const t: KindTrace = { kind: "MeshTrafficPermission", matches: mtp.matches ?? [], outcome: mtp.outcome };
     if (plan.from.MeshTrafficPermission) t.plan = plan.from.MeshTrafficPermission;
