@@ -55,9 +55,11 @@ const MTP_LIST_FIELDS = ["allow", "allowWithShadowDeny", "deny"] as const;
 
 const RULES_CACHE_ENTRIES = 4096;
 
-/** The result of `compute` for this client on this plan, computed once per distinct SPIFFE ID + SNI. */
-export function perClient<T>(plan: RulesPlan, client: Pick<ClientIdentity, "spiffe" | "sni">, compute: () => T): T {
-  const key = `${client.spiffe ?? ""}\u0000${client.sni ?? ""}`;
+/** The result of `compute` for this client on this plan, computed once per distinct SPIFFE ID + SNI + source. */
+export function perClient<T>(plan: RulesPlan, client: Pick<ClientIdentity, "spiffe" | "sni" | "source" | "ruleKey">, compute: () => T): T {
+  // Kept on the (cached) identity: the same string object hashes once, not on every request. The source is in
+  // the key because cached outcomes carry reason texts that name it.
+  const key = (client.ruleKey ??= `${client.spiffe ?? ""}\u0000${client.sni ?? ""}\u0000${client.source}`);
   if (plan.cache.has(key)) return plan.cache.get(key) as T;
   const value = compute();
   if (plan.cache.size >= RULES_CACHE_ENTRIES) plan.cache.clear();

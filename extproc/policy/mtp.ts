@@ -7,6 +7,7 @@ import { decidingItem, matchFrom, type FromMatch } from "./from-items.js";
 import type { ClientIdentity } from "./identity.js";
 import { candidateRules, matchHolds, perClient, type InboundRuleEntry, type RulesPlan } from "./inbound-rules.js";
 import type { VersionTraits } from "./kuma-version.js";
+import type { Who } from "./outcomes.js";
 import type { RuleMatch } from "./types.js";
 
 export interface MtpOutcome {
@@ -36,7 +37,7 @@ export interface MtpEnv {
 }
 
 /** undefined: no MTP selects the inbound and the mesh's state says everything is allowed. */
-export function decideMtp(plan: InboundPlan, client: ClientIdentity, clientKey: string, describe: string, env: MtpEnv): MtpOutcome | undefined {
+export function decideMtp(plan: InboundPlan, client: ClientIdentity, clientKey: string, who: Who, env: MtpEnv): MtpOutcome | undefined {
   const name = plan.inbound.name;
   if (env.mtls === false) {
     if (!plan.rules.MeshTrafficPermission && !plan.from.MeshTrafficPermission) return undefined;
@@ -44,13 +45,16 @@ export function decideMtp(plan: InboundPlan, client: ClientIdentity, clientKey: 
   }
   const rules = plan.rules.MeshTrafficPermission;
   if (rules) {
-    const hit = perClient(rules, client, () => (env.traits.mtpRules === "pooled" ? pooledHit(rules, client) : perRuleHit(rules, client)));
-    return hit ? fromHit(hit, describe) : noHit(rules, describe);
+    // The whole outcome (with its reason text) is kept per client: the rules path builds no strings per request.
+    return perClient(rules, client, () => {
+      const hit = env.traits.mtpRules === "pooled" ? pooledHit(rules, client) : perRuleHit(rules, client);
+      return hit ? fromHit(hit, who()) : noHit(rules, who());
+    });
   }
   const from = plan.from.MeshTrafficPermission;
-  if (from) return legacy(from, client, clientKey, describe, name);
+  if (from) return legacy(from, client, clientKey, who(), name);
   if (env.mtls === true) {
-    const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", reason: `${describe}: mesh mTLS is on and no MeshTrafficPermission selects inbound ${name} (deny all)` };
+    const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", reason: `${who()}: mesh mTLS is on and no MeshTrafficPermission selects inbound ${name} (deny all)` };
     return { explain, denied: true, outcome: "deny (no MeshTrafficPermission under mTLS)" };
   }
   return undefined;
