@@ -9,6 +9,7 @@ import { NO_CONTROL_PLANE, type DataplaneLifecycle } from "./dataplane-lifecycle
 import type { Logger } from "./log.js";
 import { PolicyEngine } from "./policy/engine.js";
 import { explainHandler } from "./policy/explain-route.js";
+import type { MeshResources } from "./policy/resources.js";
 import type { Policy } from "./policy/types.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
 import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane } from "./policy-source/from-config.js";
@@ -46,8 +47,8 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
 
   readiness.set("policies", "no policy set loaded yet");
   const version = new Gauge({ name: "meshext_policy_set_version", help: "Version of the policy set in force (one more for each set applied, from either source); 0 before the first.", registers: [registry] });
-  const apply = (policies: Policy[], origin: string) => {
-    const result = engine.replace(policies);
+  const apply = (policies: Policy[], origin: string, resources?: MeshResources) => {
+    const result = engine.replace(policies, resources);
     if (result.ok) {
       version.set(result.version);
       readiness.set("policies", undefined);

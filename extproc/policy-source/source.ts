@@ -1,9 +1,13 @@
 // The contract every policy source (directory, control plane) implements: fetch or watch policies and hand
 // complete, validated sets to `apply`. Sources never evaluate requests and never throw at callers.
+import type { MeshResources } from "../policy/resources.js";
 import type { Policy } from "../policy/types.js";
 
-/** Receives the whole current policy set of a source; `origin` names the source for logs (e.g. "dir:/etc/p"). */
-export type ApplyPolicies = (policies: Policy[], origin: string) => void;
+/**
+ * Receives the whole current policy set of a source, with the Mesh and service resources it holds (none when
+ * the source has no such resources); `origin` names the source for logs (e.g. "dir:/etc/p").
+ */
+export type ApplyPolicies = (policies: Policy[], origin: string, resources?: MeshResources) => void;
 
 export interface PolicySource {
   /** Starts loading; resolves after the first load attempt (successful or not). */
