@@ -36,17 +36,23 @@ export class DrainStream extends Context {
     return HeaderAction.StopIteration;
   }
 
+  /**
+   * While draining: the draining header on every response; on the share the close ramp picks, the private
+   * close marker (any protocol: the Lua shim turns it into Connection: close or GOAWAY) and, on HTTP/1.x,
+   * `connection: close` itself (for hosts that act on it; Envoy strips it after the filters).
+   */
   onResponseHeaders(headerCount: u32, endOfStream: bool): u32 {
     const root = this.root;
     const state = root.state;
     if (!state.draining) return HeaderAction.Continue;
-    const marker = root.config.drainingHeader;
-    if (marker.byteLength > 0) replaceHeader(MapType.ResponseHeaders, marker, contract.DRAINING_HEADER_VALUE);
-    if (!isHttp1(getProperty("request\0protocol"))) return HeaderAction.Continue;
-    const rampMs = <i64>root.config.closeRampMs;
+    const config = root.config;
+    if (config.drainingHeader.byteLength > 0) replaceHeader(MapType.ResponseHeaders, config.drainingHeader, contract.DRAINING_HEADER_VALUE);
+    const rampMs = <i64>config.closeRampMs;
     const share = rampMs > 0 ? closeShare(state, nowMs(), rampMs) : 1.0;
     if (!root.ramp.shouldClose(share)) return HeaderAction.Continue;
-    const status = replaceHeader(MapType.ResponseHeaders, "connection", "close");
+    let status = Status.Ok;
+    if (config.closeHeader.byteLength > 0) status = replaceHeader(MapType.ResponseHeaders, config.closeHeader, contract.CLOSE_HEADER_VALUE);
+    if (status == Status.Ok && isHttp1(getProperty("request\0protocol"))) status = replaceHeader(MapType.ResponseHeaders, "connection", "close");
     if (status == Status.Ok) increment(Metric.CloseResponses);
     else emit(LogLevel.Warn, failedLine(errors.E_HEADER_WRITE, status));
     return HeaderAction.Continue;

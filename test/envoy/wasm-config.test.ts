@@ -71,6 +71,7 @@ test("envoy › the real sidecar's /drain answers drive the real filter: serving
   const before = exchange(host, { protocol: "HTTP/1.1" });
   // Then no close, gauge 0, a successful poll
   t.is(host.responseHeader(before, "connection"), undefined);
+  t.is(host.responseHeader(before, CONTRACT.closeHeader!), undefined);
   t.is(host.metric(CONTRACT.metricDraining!), 0);
   t.is(host.metric(CONTRACT.metricPollSuccesses!), 1);
 
@@ -80,6 +81,7 @@ test("envoy › the real sidecar's /drain answers drive the real filter: serving
   const during = exchange(host, { protocol: "HTTP/1.1" });
   // Then HTTP/1.1 responses carry connection: close (for the Lua shim), the gauge is 1, no poll errors
   t.is(host.responseHeader(during, "connection"), "close");
+  t.is(host.responseHeader(during, CONTRACT.closeHeader!), CONTRACT.closeHeaderValue);
   t.is(host.responseHeader(during, CONTRACT.drainingHeader!), CONTRACT.drainingHeaderValue);
   t.is(host.metric(CONTRACT.metricDraining!), 1);
   t.is(host.metric(CONTRACT.metricCloseResponses!), 1);

@@ -42,7 +42,14 @@ test("ramp › the share grows as time passes", (t) => {
   t.is(late, 90);
 });
 
-test("ramp › HTTP/2 responses are never closed, even at full share", (t) => {
-  const host = drainingFor(RAMP_MS);
-  t.is(host.responseHeader(exchange(host, { protocol: "HTTP/2" }), "connection"), undefined);
+test("ramp › HTTP/2 responses never get connection: close; the close marker follows the ramp", (t) => {
+  const host = drainingFor(RAMP_MS / 2);
+  let marked = 0;
+  for (let i = 0; i < 100; i++) {
+    const id = exchange(host, { protocol: "HTTP/2" });
+    t.is(host.responseHeader(id, "connection"), undefined);
+    if (host.responseHeader(id, CONTRACT.closeHeader) === CONTRACT.closeHeaderValue) marked++;
+    host.completeHttpContext(id);
+  }
+  t.is(marked, 50);
 });
