@@ -1,7 +1,7 @@
 // PURE: which header edits Envoy's ext_proc filter applies and which it drops, under the HeaderMutationRules
 // our shipped envoy/envoy.yaml sets (a test keeps the two equal). Envoy's checker: mutation_rules.cc in
 // source/extensions/filters/common/mutation_rules/, applied by ext_proc's mutation_utils.cc.
-import type { HeaderEdits } from "./decision.js";
+import type { Decision, HeaderEdits } from "./decision.js";
 
 /** The fields of envoy.config.common.mutation_rules.v3.HeaderMutationRules, regexes as source text. */
 export interface MutationRules {
@@ -72,6 +72,21 @@ export function droppedEdits(edits: HeaderEdits | undefined, rules: MutationRule
   for (const [k] of edits.add) check(k, "append");
   for (const k of edits.remove) check(k, "remove");
   return out;
+}
+
+export type EditPhase = "request" | "response" | "local-reply";
+
+/** Edits of a decision Envoy would drop, by the phase they are sent in (a local reply's headers too). */
+export function decisionDrops(decision: Decision, rules: MutationRules = SHIPPED_MUTATION_RULES): Array<DroppedEdit & { phase: EditPhase }> {
+  if (decision.type === "respond") {
+    if (decision.headers.length === 0) return [];
+    return droppedEdits({ set: decision.headers, add: [], remove: [] }, rules).map((d) => ({ ...d, phase: "local-reply" as const }));
+  }
+  if (!decision.requestHeaders && !decision.responseHeaders) return [];
+  return [
+    ...droppedEdits(decision.requestHeaders, rules).map((d) => ({ ...d, phase: "request" as const })),
+    ...droppedEdits(decision.responseHeaders, rules).map((d) => ({ ...d, phase: "response" as const })),
+  ];
 }
 
 /** "set :scheme (routing-header), remove host (never-removable)" */

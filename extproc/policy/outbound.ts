@@ -2,6 +2,7 @@
 // rule, its header modifiers as request/response header edits. No response phase unless edits need it.
 import type { Decision, RequestFacts } from "../decision.js";
 import { routeRulesFor, type OutboundPlan } from "./compile.js";
+import { droppedSuffix } from "./route-drops.js";
 import { destinationCandidates, findRoute, headerEdits, type MergedRouteRule } from "./routes.js";
 
 export interface OutboundEvaluation {
@@ -30,7 +31,7 @@ export function decideOutbound(plan: OutboundPlan, facts: RequestFacts): Outboun
       kind: "MeshHTTPRoute",
       policy: source.policy.name,
       rule: source.rule,
-      reason: `${facts.method} ${facts.path} to ${service} matched ${source.rule}.matches[${matched.matchIndex}]${ignored}`,
+      reason: `${facts.method} ${facts.path} to ${service} matched ${source.rule}.matches[${matched.matchIndex}]${ignored}${droppedSuffix(edits.request, edits.response)}`,
     },
   };
   if (edits.request) decision.requestHeaders = edits.request;

@@ -5,6 +5,7 @@ import { status as GrpcStatus, type ServerDuplexStream } from "@grpc/grpc-js";
 import type { Decider, Direction } from "../decision.js";
 import type { ProcessingRequest, ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
 import type { Logger } from "../log.js";
+import { decisionDrops } from "../envoy-mutation-rules.js";
 import type { TransportMetrics } from "./metrics.js";
 import { RequestProcessor, snake, type ProcessorSettings } from "./processor.js";
 
@@ -91,6 +92,7 @@ export function handleProcessStream(deps: StreamDeps, call: ServerDuplexStream<P
     if (step.decision) {
       const e = step.decision.explain;
       metrics.decidedAs(`${e.kind} ${e.action}`).inc();
+      for (const d of decisionDrops(step.decision)) metrics.headerEditsDropped.labels({ phase: d.phase, reason: d.reason }).inc();
       if (log.isLevelEnabled("debug")) {
         log.debug({ streamId, requestId: processor.requestId, decision: step.decision.type, ...e, delayMs: step.delayMs }, "decision");
       }
