@@ -3,6 +3,7 @@
 import { MetricType, Status } from "./proxy-wasm-abi.js";
 import { decodePairs, encodePairs, HeaderPairs } from "./proxy-wasm-pairs.js";
 import type { ProxyWasmHost } from "./proxy-wasm-host.js";
+import { utf8Bytes } from "./utf8.js";
 
 /** Thrown inside an import implementation to return a status instead of trapping. */
 export class HostStatus extends Error {
@@ -86,7 +87,7 @@ const IMPLEMENTATIONS: Record<string, Impl> = {
     const key = host.text(keyPtr, keyLen).toLowerCase();
     const found = map(host, type).find(([k]) => k === key);
     if (!found) return Status.NotFound;
-    return host.copyOut(encoder.encode(found[1]), retPtr, retLen);
+    return host.copyOut(utf8Bytes(found[1]), retPtr, retLen);
   },
   proxy_add_header_map_value(host, type: number, keyPtr: number, keyLen: number, valuePtr: number, valueLen: number) {
     map(host, type).push([host.text(keyPtr, keyLen).toLowerCase(), host.text(valuePtr, valueLen)]);
@@ -211,12 +212,13 @@ export function buildImports(module: WebAssembly.Module, host: ProxyWasmHost, in
       ? IMPLEMENTATIONS[imp.name] ?? (() => Status.Unimplemented)
       : () => ENOSYS;
     const allowedDuringInit = initAllowed.has(qualified);
-    (imports[imp.module] ??= {})[imp.name] = (...args: unknown[]) => {
+    // Fixed arity (the ABI's longest call takes 12 arguments): no rest array per host call.
+    (imports[imp.module] ??= {})[imp.name] = (a: unknown, b: unknown, c: unknown, d: unknown, e: unknown, f: unknown, g: unknown, h: unknown, i: unknown, j: unknown, k: unknown, l: unknown) => {
       if (host.phase.name === "initialize" && !allowedDuringInit) {
         throw new Error(`restricted_callback: ${qualified} called during _initialize`);
       }
       try {
-        return impl(host, ...args);
+        return impl(host, a, b, c, d, e, f, g, h, i, j, k, l);
       } catch (error) {
         if (error instanceof HostStatus) return error.status;
         throw error;
