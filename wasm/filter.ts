@@ -1,7 +1,7 @@
 // Per-request glue of the drain filter: reads request facts through abi/host.ts, asks drain.ts,
 // applies the answer. Host failures are logged and the request continues; the only local reply is health.
 import { Context } from "./abi/context";
-import { getHeader, getProperty, nowMs, replaceHeader, sendLocalResponse } from "./abi/host";
+import { borrowedLength, borrowedPtr, borrowHeader, borrowProperty, nowMs, releaseBorrowed, replaceHeader, sendLocalResponse } from "./abi/host";
 import { encodePairs } from "./abi/pairs";
 import { HeaderAction, LogLevel, MapType, Status } from "./abi/types";
 import { ascii } from "./abi/writer";
@@ -9,7 +9,7 @@ import * as contract from "./contract";
 import { closeShare, healthAction, HealthAction, isHealthPath, isHttp1 } from "./drain";
 import * as errors from "./errors";
 import { emit, failedLine } from "./logging";
-import { increment, Metric } from "./metrics";
+import { countClose, increment, Metric } from "./metrics";
 import { DrainRoot } from "./root";
 
 const HEALTH_HEADERS = encodePairs([ascii("content-type"), ascii("application/json"), ascii("cache-control"), ascii("no-store")]);
@@ -21,7 +21,11 @@ export class DrainStream extends Context {
 
   onRequestHeaders(headerCount: u32, endOfStream: bool): u32 {
     const config = this.root.config;
-    if (!isHealthPath(getHeader(MapType.RequestHeaders, ":path"), config.healthPath)) return HeaderAction.Continue;
+    // The one host call of the serving path; the value is compared where the host put it.
+    if (!borrowHeader(MapType.RequestHeaders, ":path")) return HeaderAction.Continue;
+    const health = isHealthPath(borrowedPtr, borrowedLength, config.healthPath);
+    releaseBorrowed();
+    if (!health) return HeaderAction.Continue;
     const action = healthAction(this.root.state.draining, config.healthAnswerWhenServing);
     if (action == HealthAction.PassThrough) return HeaderAction.Continue;
     const refuse = action == HealthAction.RefuseDraining;
@@ -52,9 +56,16 @@ export class DrainStream extends Context {
     if (!root.ramp.shouldClose(share)) return HeaderAction.Continue;
     let status = Status.Ok;
     if (config.closeHeader.byteLength > 0) status = replaceHeader(MapType.ResponseHeaders, config.closeHeader, contract.CLOSE_HEADER_VALUE);
-    if (status == Status.Ok && isHttp1(getProperty("request\0protocol"))) status = replaceHeader(MapType.ResponseHeaders, "connection", "close");
-    if (status == Status.Ok) increment(Metric.CloseResponses);
+    if (status == Status.Ok && isHttp1Request()) status = replaceHeader(MapType.ResponseHeaders, "connection", "close");
+    if (status == Status.Ok) countClose();
     else emit(LogLevel.Warn, failedLine(errors.E_HEADER_WRITE, status));
     return HeaderAction.Continue;
   }
+}
+
+function isHttp1Request(): bool {
+  if (!borrowProperty("request\0protocol")) return false;
+  const http1 = isHttp1(borrowedPtr, borrowedLength);
+  releaseBorrowed();
+  return http1;
 }

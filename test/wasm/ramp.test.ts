@@ -1,7 +1,7 @@
 // The close ramp: the share of HTTP/1.x responses that get connection: close grows from 0 to 1 over
 // closeRampMs after drain start, spreading the reconnect wave.
 import test from "ava";
-import { CONTRACT, drainBody, exchange, poll, startFilter } from "./fixtures.js";
+import { CONTRACT, closeResponses, drainBody, exchange, poll, startFilter } from "./fixtures.js";
 
 const RAMP_MS = 10_000;
 
@@ -29,7 +29,7 @@ for (const [elapsedMs, expectedPercent] of shares) {
   test(`ramp › ${elapsedMs} ms into a ${RAMP_MS} ms ramp, ${expectedPercent}% of responses close`, (t) => {
     const host = drainingFor(elapsedMs);
     t.is(closedOutOf(host, 100), expectedPercent);
-    t.is(host.metric(CONTRACT.metricCloseResponses), expectedPercent);
+    t.is(closeResponses(host), expectedPercent);
   });
 }
 
