@@ -20,11 +20,6 @@ export function utf8Bytes(text: string): Uint8Array {
 export function utf8Text(bytes: Uint8Array): string {
   const n = bytes.length;
   if (n > SHORT) return decoder.decode(bytes);
-  let out = "";
-  for (let i = 0; i < n; i++) {
-    const c = bytes[i]!;
-    if (c > 0x7f) return decoder.decode(bytes);
-    out += String.fromCharCode(c);
-  }
-  return out;
+  for (let i = 0; i < n; i++) if (bytes[i]! > 0x7f) return decoder.decode(bytes);
+  return String.fromCharCode.apply(null, bytes as unknown as number[]); // one flat string, no concatenation
 }
