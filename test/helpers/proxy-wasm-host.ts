@@ -168,6 +168,21 @@ export class ProxyWasmHost {
     return Status.Ok;
   }
 
+  /** copyOut for text: short ASCII is written straight into the module's memory (no intermediate bytes). */
+  copyOutText(text: string, retPtr: number, retLen: number): number {
+    const n = text.length;
+    let ascii = n <= 64;
+    for (let i = 0; ascii && i < n; i++) ascii = text.charCodeAt(i) <= 0x7f;
+    if (!ascii) return this.copyOut(utf8Bytes(text), retPtr, retLen);
+    const ptr = this.exports.proxy_on_memory_allocate!(n) >>> 0;
+    if (ptr === 0 && n > 0) return Status.InvalidMemoryAccess;
+    const u8 = this.views().u8;
+    for (let i = 0; i < n; i++) u8[ptr + i] = text.charCodeAt(i);
+    this.writeU32(retPtr, ptr);
+    this.writeU32(retLen, n);
+    return Status.Ok;
+  }
+
   log(level: number, message: string): void {
     this.logEntries.push({ level, message });
   }

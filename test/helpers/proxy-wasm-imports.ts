@@ -3,7 +3,6 @@
 import { MetricType, Status } from "./proxy-wasm-abi.js";
 import { decodePairs, encodePairs, HeaderPairs } from "./proxy-wasm-pairs.js";
 import type { ProxyWasmHost } from "./proxy-wasm-host.js";
-import { utf8Bytes } from "./utf8.js";
 
 /** Thrown inside an import implementation to return a status instead of trapping. */
 export class HostStatus extends Error {
@@ -87,7 +86,7 @@ const IMPLEMENTATIONS: Record<string, Impl> = {
     const key = host.text(keyPtr, keyLen).toLowerCase();
     const found = map(host, type).find(([k]) => k === key);
     if (!found) return Status.NotFound;
-    return host.copyOut(utf8Bytes(found[1]), retPtr, retLen);
+    return host.copyOutText(found[1], retPtr, retLen);
   },
   proxy_add_header_map_value(host, type: number, keyPtr: number, keyLen: number, valuePtr: number, valueLen: number) {
     map(host, type).push([host.text(keyPtr, keyLen).toLowerCase(), host.text(valuePtr, valueLen)]);
