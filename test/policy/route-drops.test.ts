@@ -11,6 +11,7 @@ import { explainHandler } from "../../extproc/policy/explain-route.js";
 import type { ExplainReport } from "../../extproc/policy/explain.js";
 import { parsePolicyText } from "../../extproc/policy/parse.js";
 import { SHIPPED_MUTATION_RULES } from "../../extproc/envoy-mutation-rules.js";
+import { spawnMeshext } from "../drain/meshext-process.js";
 import { EnvoyExtProcClient } from "../helpers/envoy-ext-proc-client.js";
 import { startTestSidecar } from "../helpers/sidecar-harness.js";
 
@@ -47,6 +48,19 @@ test("route drops › loading the policy set lists exactly the edits Envoy would
     { policy: "to-payments", rule: "to[0].rules[0]", phase: "request", header: "x-envoy-upstream-rq-timeout-ms", op: "set", reason: "envoy-header" },
     { policy: "to-payments", rule: "to[0].rules[0]", phase: "request", header: ":scheme", op: "remove", reason: "never-removable" },
   ]);
+});
+
+test("route drops › the sidecar process warns about each dropped edit when the policy set loads", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "meshext-route-warn-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, "route.yaml"), `mesh: default\n${ROUTE.trim()}\n`);
+  const sidecar = spawnMeshext(["sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--policies", dir, "--dataplane-tags", "kuma.io/service=backend"]);
+  t.teardown(() => sidecar.child.kill("SIGKILL"));
+  const warning = await sidecar.waitForLine((l) => String(l.msg).startsWith("MeshHTTPRoute header edit that Envoy drops") && l.header === ":scheme", 30_000);
+  t.like(warning, { level: 40 /* pino warn */, policy: "to-payments", rule: "to[0].rules[0]", phase: "request", op: "remove", reason: "never-removable" });
+  const other = await sidecar.waitForLine((l) => String(l.msg).startsWith("MeshHTTPRoute header edit") && l.header === "x-envoy-upstream-rq-timeout-ms", 5_000);
+  t.is(other.reason, "envoy-header");
+  t.false(sidecar.lines.some((l) => String(l.msg).startsWith("MeshHTTPRoute header edit") && ["x-caller", "host", "cache-control"].includes(String(l.header))));
 });
 
 test("route drops › /explain names the dropped edits in the decision's reason", (t) => {
