@@ -53,6 +53,9 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
       version.set(result.version);
       readiness.set("policies", undefined);
       policyLog.info({ origin, version: result.version, policies: result.policies }, "policy set in force");
+      for (const d of result.droppedEdits ?? []) {
+        policyLog.warn({ origin, ...d }, "MeshHTTPRoute header edit that Envoy drops (ext_proc mutation_rules in envoy/envoy.yaml); it does not apply");
+      }
     }
   };
   const source: PolicySource = config.policies

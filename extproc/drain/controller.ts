@@ -1,11 +1,11 @@
 // The drain state machine SERVING → DRAINING → EXITING → DONE. Pure: clock, timers and every side
 // effect are injected; it imports nothing from node:, HTTP, gRPC or prom-client.
 //
-// Why this order (kuma-dp run.go since PR #4229, plus the gaps in reference/graceful-drain.md §3.5):
+// Why this order (kuma-dp run.go since kumahq/kuma PR #4229, plus the gaps it leaves; docs/drain.md "Why this order"):
 //  1. Our own /ready (503), gRPC health (NOT_SERVING) and /drain (draining) flip first and
 //     synchronously: they are local, cannot fail, and the wasm filter and health checkers see them at once.
 //  2. Envoy `/healthcheck/fail` next: Envoy's drain state is the only thing that makes it send
-//     `Connection: close` on HTTP/1 and GOAWAY on HTTP/2 (a filter cannot, §2.4), so keep-alive
+//     `Connection: close` on HTTP/1 and GOAWAY on HTTP/2 (a filter header alone cannot), so keep-alive
 //     clients reconnect elsewhere. Envoy keeps accepting and serving meanwhile: nothing is refused.
 //  3. The control plane hears "draining" after Envoy already pushes clients away, so a client that
 //     still picks us while endpoints propagate is served, then told to go.

@@ -13,6 +13,7 @@ import type { KumaVersion } from "./kuma-version.js";
 import { BucketStore } from "./rate-limit.js";
 import type { RandomSource } from "./random.js";
 import { NO_RESOURCES, type MeshResources } from "./resources.js";
+import { routeEditDrops, type RouteEditDrop } from "./route-drops.js";
 import type { Policy } from "./types.js";
 
 /** The subset of a pino Logger the engine uses. */
@@ -42,6 +43,8 @@ export interface ReplaceResult {
   version: number;
   policies: number;
   error?: string;
+  /** MeshHTTPRoute edits (of routes selecting this proxy) that the shipped Envoy config's mutation_rules drop. */
+  droppedEdits?: RouteEditDrop[];
 }
 
 export interface Evaluation {
@@ -99,7 +102,7 @@ export class PolicyEngine implements Decider {
       this.version = next.version;
       this.snapshot = next;
       this.buckets.retain(new Set(next.inbounds.filter((i) => i.from.MeshRateLimit || i.rules.MeshRateLimit).map((i) => i.inbound.name)));
-      return { ok: true, version: next.version, policies: next.policies.length };
+      return { ok: true, version: next.version, policies: next.policies.length, droppedEdits: routeEditDrops(next.outbound.routes) };
     } catch (err) {
       this.opts.log?.error({ err }, "policy compile failed; keeping the previous policy set");
       return { ok: false, version: this.version, policies: this.snapshot?.policies.length ?? 0, error: (err as Error).message };

@@ -29,6 +29,7 @@ export class TransportMetrics {
   readonly phaseDuration: Histogram<"phase">;
   readonly decisions: Counter<"kind" | "action" | "direction">;
   readonly delaysCapped: Counter;
+  readonly headerEditsDropped: Counter<"phase" | "reason">;
   readonly connectionsRotated: Counter;
   /** Children for the hot path, by label value. */
   readonly receivedIn: (phase: string) => { inc(): void };
@@ -79,5 +80,11 @@ export class TransportMetrics {
       return this.policyDecisions.labels({ kind: kind!, policy: namedPolicies.has(policyKey) ? policy! : OTHER_POLICY, action: action! });
     });
     this.delaysCapped = new Counter({ name: "meshext_fault_delays_capped_total", help: "Fault delays shortened to fit Envoy's message_timeout / max_message_timeout.", registers });
+    this.headerEditsDropped = new Counter({
+      name: "meshext_header_edits_dropped_total",
+      help: "Header edits sent that the shipped Envoy config's ext_proc mutation_rules drop (Envoy counts them in rejected_header_mutations), by phase and reason.",
+      labelNames: ["phase", "reason"],
+      registers,
+    });
   }
 }

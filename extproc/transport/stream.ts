@@ -6,6 +6,7 @@ import type { Decider, Direction } from "../decision.js";
 import type { DecisionRecorder } from "../decision-log/recorder.js";
 import type { ProcessingRequest, ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
 import type { Logger } from "../log.js";
+import { decisionDrops } from "../envoy-mutation-rules.js";
 import type { TransportMetrics } from "./metrics.js";
 import { RequestProcessor, snake, type ProcessorSettings } from "./processor.js";
 
@@ -98,6 +99,7 @@ export function handleProcessStream(deps: StreamDeps, call: ServerDuplexStream<P
       metrics.decidedAs(`${e.kind} ${e.action} ${direction}`).inc();
       if (e.policy !== undefined) metrics.decidedByPolicy(`${e.kind}\0${e.policy}\0${e.action}`).inc();
       if (decisionLog) decisionLog.record(processor.facts!, step.decision, performance.now() - startedMs);
+      for (const d of decisionDrops(step.decision)) metrics.headerEditsDropped.labels({ phase: d.phase, reason: d.reason }).inc();
       if (log.isLevelEnabled("debug")) {
         log.debug({ streamId, requestId: processor.requestId, decision: step.decision.type, ...e, delayMs: step.delayMs }, "decision");
       }
