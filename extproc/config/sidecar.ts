@@ -6,7 +6,8 @@ export const SIDECAR_FLAGS = [
   { key: "config", flag: "config", type: "path", default: "", help: "YAML or JSON file of flag values (keys are flag names)." },
   { key: "grpcListen", flag: "grpc-listen", type: "hostport", default: "127.0.0.1:9001", help: "Address of the ext_proc gRPC server." },
   { key: "grpcSocket", flag: "grpc-socket", type: "path", default: "", help: "Also serve gRPC on this Unix socket path." },
-  { key: "adminListen", flag: "admin-listen", type: "hostport", default: "127.0.0.1:9902", help: "Admin HTTP: /metrics, /ready, /drain, /explain." },
+  { key: "adminListen", flag: "admin-listen", type: "hostport", default: "127.0.0.1:9902", help: "Admin HTTP: /metrics and /ready answer any peer; /drain, /explain and the other routes only loopback peers or --admin-token holders." },
+  { key: "adminToken", flag: "admin-token", type: "string", default: "", help: "Bearer token that opens the local-only admin routes (/drain, /explain…) to non-loopback callers; empty: loopback only. Prefer MESHEXT_ADMIN_TOKEN from a Secret over the command line." },
   { key: "logLevel", flag: "log-level", type: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"], default: "info", help: "Log level of the JSON log lines on stdout." },
   // policy decisions
   { key: "policies", flag: "policies", type: "path", default: "", help: "Directory of Kuma policy YAML/JSON files to load and follow (instead of a control plane)." },

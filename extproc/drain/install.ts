@@ -65,6 +65,7 @@ export function installDrain(host: DrainHost, settings: DrainSettings, options: 
     setHealthNotServing: () => host.health.setServing(false),
     failEnvoyHealthchecks: async () => envoy?.failHealthchecks(),
     drainListeners: async () => envoy?.drainListeners(),
+    drainListenersForever: async () => envoy?.drainListenersForever(),
     markDraining: () => lifecycle.markDraining(),
     readInflight: async () => {
       if (!envoy) return undefined;
@@ -80,6 +81,8 @@ export function installDrain(host: DrainHost, settings: DrainSettings, options: 
     },
     deregister: () => lifecycle.deregister(),
     stopEnvoy: async () => options.stopEnvoy?.(),
+    // Our child: stop it as usual. Someone else's (a classic pod's Envoy container): ask it to exit.
+    quitEnvoy: async () => (options.stopEnvoy ? options.stopEnvoy() : envoy?.quit()),
     closeServers: () => host.stop(options.serverCloseGraceMs ?? 2000),
   };
   controller = new DrainController(
@@ -94,6 +97,7 @@ export function installDrain(host: DrainHost, settings: DrainSettings, options: 
     clock,
     log,
   );
-  registerDrainRoutes(host.admin, controller);
+  // /drain/wait never holds a caller past the longest drain plus the exit steps.
+  registerDrainRoutes(host.admin, controller, settings.drainTimeMs + callTimeoutMs + settings.envoyKillGraceMs + 5000);
   return controller;
 }

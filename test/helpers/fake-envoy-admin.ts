@@ -75,7 +75,7 @@ export class FakeEnvoyAdmin {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ stats }));
       return;
     }
-    if (req.method === "POST" && (url.pathname === "/healthcheck/fail" || url.pathname === "/drain_listeners")) {
+    if (req.method === "POST" && (url.pathname === "/healthcheck/fail" || url.pathname === "/drain_listeners" || url.pathname === "/quitquitquit")) {
       res.writeHead(200, { "content-type": "text/plain" }).end("OK\n");
       return;
     }
