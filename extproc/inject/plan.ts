@@ -119,8 +119,7 @@ export function planInjection(w: Workload, rendered: RenderedSidecar, patches: r
     // Kuma's order: the traffic-redirect init first, then the sidecars (Envoy, then meshext, whose
     // startupProbe waits for both), then the workload's own init containers, which run meshed.
     removeByName(edits, containersPath, spec.containers, sidecars);
-    placeByName(edits, initsPath, spec.initContainers, [init], () => 0);
-    placeByName(edits, initsPath, spec.initContainers, [envoy, sidecar], after([INIT_CONTAINER, ENVOY_CONTAINER], () => 0));
+    placeByName(edits, initsPath, spec.initContainers, [init, envoy, sidecar], after([INIT_CONTAINER, ENVOY_CONTAINER], () => 0));
   } else {
     // Sidecars first among the containers: kubelet starts containers in order and runs the meshext
     // sidecar's postStart (wait-ready) before starting the app.
