@@ -2,6 +2,7 @@
 // either sidecar mode (classic containers, or native restartPolicy: Always init containers).
 // Pure: no I/O. Names here are how re-injection recognises its own containers.
 import { formatDurationMs } from "../config/flags.js";
+import { SIDECAR_FLAGS } from "../config/sidecar.js";
 import { DRAIN_PATHS } from "../drain/routes.js";
 import { type InjectSettings, sidecarDefaultPort } from "./settings.js";
 
@@ -28,6 +29,7 @@ export const SIDECAR_ADMIN_PORT = sidecarDefaultPort("adminListen");
  */
 export const ENVOY_PRESTOP_WAIT_PATH = DRAIN_PATHS.wait;
 const ENVOY_CONFIG_DIR = "/etc/meshext";
+const DRAIN_MIN_DEFAULT_MS = Number(SIDECAR_FLAGS.find((f) => f.key === "drainMinMs")!.default);
 
 /** Kuma's default sidecar resources; override with a ContainerPatch. A fresh object per container. */
 function sidecarResources(): Record<string, unknown> {
@@ -127,6 +129,8 @@ export function renderSidecar(s: InjectSettings, mode: SidecarMode = "classic"):
       `--admin-listen=0.0.0.0:${SIDECAR_ADMIN_PORT}`,
       `--envoy-admin=http://127.0.0.1:${ENVOY_ADMIN_PORT}`,
       `--drain-time=${formatDurationMs(s.drainTimeMs)}`,
+      // The sidecar refuses a minimum above the maximum: a drain time below its --drain-min default lowers both.
+      ...(s.drainTimeMs < DRAIN_MIN_DEFAULT_MS ? [`--drain-min=${formatDurationMs(s.drainTimeMs)}`] : []),
     ],
     env: [
       { name: "MESHEXT_DATAPLANE_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },

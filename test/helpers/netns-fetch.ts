@@ -8,7 +8,8 @@ const { url, method, headers, body, timeoutMs } = JSON.parse(process.argv[2] ?? 
 };
 try {
   const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(timeoutMs ?? 3000) });
-  process.stdout.write(JSON.stringify({ status: res.status, body: await res.text() }));
+  const text = await res.text();
+  process.stdout.write(JSON.stringify({ status: res.status, body: text, atMs: Date.now() }));
 } catch (err) {
   const e = err as Error & { cause?: { code?: string } };
   process.stdout.write(JSON.stringify({ error: e.cause?.code ?? e.name ?? e.message }));

@@ -14,12 +14,15 @@ export interface NetnsPair {
   peerIp: string;
   /** Runs `argv` inside the pod namespace. */
   spawnInPod(argv: string[], env?: NodeJS.ProcessEnv): ChildProcess;
+  /** Runs `argv` inside either namespace. */
+  spawnIn(ns: "pod" | "peer", argv: string[], env?: NodeJS.ProcessEnv): ChildProcess;
   /** An HTTP request made from inside a namespace (node's fetch), never throwing. */
   fetchFrom(ns: "pod" | "peer", url: string, init?: { method?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number }): Promise<FetchResult>;
   destroy(): void;
 }
 
-export type FetchResult = { status: number; body: string } | { error: string };
+/** `atMs`: when the response was complete, as seen inside the namespace. */
+export type FetchResult = { status: number; body: string; atMs: number } | { error: string };
 
 /** undefined when the test can run, else the reason it cannot. */
 export function netnsUnavailable(): string | undefined {
@@ -75,6 +78,9 @@ export function createNetnsPair(): NetnsPair {
     peerIp,
     spawnInPod(argv, env = process.env) {
       return spawn("ip", ["netns", "exec", podNs, ...argv], { env, stdio: ["ignore", "pipe", "pipe"] });
+    },
+    spawnIn(which, argv, env = process.env) {
+      return spawn("ip", ["netns", "exec", nsOf(which), ...argv], { env, stdio: ["ignore", "pipe", "pipe"] });
     },
     fetchFrom(which, url, init = {}) {
       return new Promise((resolve) => {
