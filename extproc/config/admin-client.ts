@@ -1,6 +1,6 @@
 // Flags of the commands that talk to a running sidecar's admin port from inside its pod
 // (`meshext drain`, `meshext wait-ready`): the table holding their defaults.
-import { type FlagSpec, type FlagValues, resolveFlags, type ParsedArgs } from "./flags.js";
+import { type FlagSpec, type FlagValues, type ParsedArgs, resolveConfig } from "./flags.js";
 import { SIDECAR_FLAGS } from "./sidecar.js";
 
 const ADMIN_LISTEN_DEFAULT = String(SIDECAR_FLAGS.find((f) => f.key === "adminListen")!.default);
@@ -19,6 +19,5 @@ export const ADMIN_CLIENT_FLAGS = [
 export type AdminClientConfig = FlagValues<typeof ADMIN_CLIENT_FLAGS>;
 
 export function loadAdminClientConfig(argv: readonly string[], env: NodeJS.ProcessEnv): { config: AdminClientConfig; parsed: ParsedArgs } {
-  const parsed = resolveFlags(ADMIN_CLIENT_FLAGS, argv, env);
-  return { config: parsed.values as AdminClientConfig, parsed };
+  return resolveConfig(ADMIN_CLIENT_FLAGS, argv, env);
 }

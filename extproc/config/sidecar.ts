@@ -1,6 +1,6 @@
 // The sidecar's settings: one table of flags with their defaults (the only place defaults live),
 // and the typed SidecarConfig they resolve to (derived from the table, field for field).
-import { ConfigError, type FlagSpec, type FlagValues, resolveFlags, type ParsedArgs } from "./flags.js";
+import { ConfigError, type FlagSpec, type FlagValues, type ParsedArgs, resolveConfig } from "./flags.js";
 
 export const SIDECAR_FLAGS = [
   { key: "config", flag: "config", type: "path", default: "", help: "YAML or JSON file of flag values (keys are flag names)." },
@@ -41,8 +41,7 @@ export type SidecarConfig = FlagValues<typeof SIDECAR_FLAGS>;
 
 /** Resolves the sidecar's flags into a typed config (throws ConfigError on bad values). */
 export function loadSidecarConfig(argv: readonly string[], env: NodeJS.ProcessEnv): { config: SidecarConfig; parsed: ParsedArgs } {
-  const parsed = resolveFlags(SIDECAR_FLAGS, argv, env);
-  const config = parsed.values as SidecarConfig;
+  const { config, parsed } = resolveConfig(SIDECAR_FLAGS, argv, env);
   if (config.drainMinMs > config.drainTimeMs) {
     throw new ConfigError(`--drain-min (${config.drainMinMs}ms) must not exceed --drain-time (${config.drainTimeMs}ms)`);
   }

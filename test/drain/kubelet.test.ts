@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { renderSidecar, type RenderedSidecar, type SidecarMode } from "../../extproc/inject/render.js";
 import { createNetnsPair, netnsUnavailable, type NetnsPair } from "../helpers/netns.js";
 import { settings } from "../inject/helpers.js";
-import { CLI_PATH } from "./meshext-process.js";
+import { CLI_PATH, watchProcess } from "./meshext-process.js";
 
 const POD = fileURLToPath(new URL("./pod/", import.meta.url));
 const APP_PORT = 8080;
@@ -29,33 +29,15 @@ interface Proc {
 }
 
 function watch(child: ChildProcess): Proc {
-  const lines: Line[] = [];
-  let buf = "";
-  let err = "";
-  child.stdout!.setEncoding("utf8").on("data", (c: string) => {
-    buf += c;
-    let nl;
-    while ((nl = buf.indexOf("\n")) !== -1) {
-      const text = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      try {
-        lines.push({ ...(JSON.parse(text) as Obj), receivedAtMs: Date.now() });
-      } catch {
-        // not JSON
-      }
-    }
-  });
-  child.stderr!.setEncoding("utf8").on("data", (c: string) => (err += c));
+  const watched = watchProcess(child);
   const proc: Proc = {
     child,
-    lines,
-    stderr: () => err,
-    exited: new Promise((resolve) =>
-      child.once("exit", (code, signal) => {
-        proc.exitedAtMs = Date.now();
-        resolve(code ?? (signal ? 128 : -1));
-      }),
-    ),
+    lines: watched.lines,
+    stderr: watched.stderr,
+    exited: watched.exited.then((e) => {
+      proc.exitedAtMs = e.atMs;
+      return e.code ?? 128;
+    }),
   };
   return proc;
 }
