@@ -120,7 +120,7 @@ function sidecarLine(p: Proc, pred: (l: Line) => boolean): Line | undefined {
 }
 
 test.serial("kubelet › native: preStop enters drain-forever, the app is served until it exits, the sidecar exits within 1 s of its SIGTERM", async (t) => {
-  const APP_LINGER_MS = 4000;
+  const APP_LINGER_MS = 6000; // an app with a slow shutdown; exec hooks start slowly on a loaded machine
   const pod = await startPod(t, "native", APP_LINGER_MS);
   if (!pod) return;
   const { net, sidecar, envoy, app, load } = pod;
@@ -154,6 +154,7 @@ test.serial("kubelet › native: preStop enters drain-forever, the app is served
   const status = await net.fetchFrom("pod", "http://127.0.0.1:9902/drain");
   t.like(status, { status: 200 }, "the sidecar still runs while the app shuts down");
   if ("body" in status) t.like(JSON.parse(status.body), { draining: true, deadline: null });
+  t.is(app.exitedAtMs, undefined, "all of this while the app is still shutting down");
 
   // The app finishes on its own time, then the sidecars stop.
   t.is(await sidecarsStopped, 0);

@@ -46,7 +46,9 @@ export function createNetnsPair(): NetnsPair {
   const octets = (n: number) => `10.213.${Math.floor(n / 256)}.${n % 256}`;
   const podIp = octets(base + 1);
   const peerIp = octets(base + 2);
+  const agents: Partial<Record<"pod" | "peer", FetchAgent>> = {};
   const destroy = () => {
+    for (const agent of Object.values(agents)) agent?.child.kill("SIGKILL");
     for (const ns of [podNs, peerNs]) {
       try {
         ip("netns", "delete", ns); // also removes the veth end inside it, and so its pair
@@ -83,21 +85,48 @@ export function createNetnsPair(): NetnsPair {
       return spawn("ip", ["netns", "exec", nsOf(which), ...argv], { env, stdio: ["ignore", "pipe", "pipe"] });
     },
     fetchFrom(which, url, init = {}) {
-      return new Promise((resolve) => {
-        const child = spawn("ip", ["netns", "exec", nsOf(which), process.execPath, FETCH_SCRIPT, JSON.stringify({ url, ...init })], { stdio: ["ignore", "pipe", "pipe"] });
-        let out = "";
-        let err = "";
-        child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
-        child.stderr.setEncoding("utf8").on("data", (c: string) => (err += c));
-        child.on("exit", () => {
-          try {
-            resolve(JSON.parse(out) as FetchResult);
-          } catch {
-            resolve({ error: `netns-fetch printed no result: ${err || out}` });
-          }
-        });
-      });
+      const agent = (agents[which] ??= startAgent(nsOf(which)));
+      return agent.request({ url, ...init });
     },
     destroy,
+  };
+}
+
+interface FetchAgent {
+  child: ChildProcess;
+  request(init: { url: string; method?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number }): Promise<FetchResult>;
+}
+
+/** A long-lived netns-fetch process inside a namespace, answering requests by id. */
+function startAgent(ns: string): FetchAgent {
+  const child = spawn("ip", ["netns", "exec", ns, process.execPath, FETCH_SCRIPT], { stdio: ["pipe", "pipe", "pipe"] });
+  const pending = new Map<number, (r: FetchResult) => void>();
+  let nextId = 1;
+  let buffered = "";
+  let stderr = "";
+  child.stderr!.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    buffered += chunk;
+    let nl;
+    while ((nl = buffered.indexOf("\n")) !== -1) {
+      const { id, ...result } = JSON.parse(buffered.slice(0, nl)) as { id: number } & FetchResult;
+      buffered = buffered.slice(nl + 1);
+      pending.get(id)?.(result as FetchResult);
+      pending.delete(id);
+    }
+  });
+  child.on("exit", () => {
+    for (const resolve of pending.values()) resolve({ error: `netns-fetch agent exited: ${stderr}` });
+    pending.clear();
+  });
+  return {
+    child,
+    request(init) {
+      const id = nextId++;
+      return new Promise((resolve) => {
+        pending.set(id, resolve);
+        child.stdin!.write(JSON.stringify({ id, ...init }) + "\n");
+      });
+    },
   };
 }
