@@ -33,6 +33,7 @@ export const SIDECAR_FLAGS = [
   { key: "drainMinMs", flag: "drain-min", type: "duration", default: 5000, help: "Minimum time to stay draining." },
   { key: "drainTimeMs", flag: "drain-time", type: "duration", default: 30000, help: "Maximum time to stay draining." },
   { key: "drainListeners", flag: "drain-listeners", type: "bool", default: false, help: "Also call Envoy's /drain_listeners?graceful&inboundonly." },
+  { key: "exitOnSigterm", flag: "exit-on-sigterm", type: "bool", default: false, help: "A first SIGTERM/SIGINT exits at once (deregister, stop Envoy if ours) instead of draining. meshext inject sets it for native sidecars: kubelet signals them only after the app has exited (after pod deletion, their preStop already drains forever; after a Job's app completes, there is nothing to drain)." },
   { key: "envoyKillGraceMs", flag: "envoy-kill-grace", type: "duration", default: 5000, help: "With `meshext run`: time between SIGTERM and SIGKILL to Envoy." },
 ] as const satisfies readonly FlagSpec[];
 

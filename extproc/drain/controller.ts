@@ -62,7 +62,7 @@ export class DrainController {
     private readonly clock: DrainClock,
     private readonly log: DrainLog = NO_LOG,
   ) {
-    this.opts = { drainListeners: false, pollIntervalMs: 200, callTimeoutMs: 2000, stopTimeoutMs: 10_000, ...options };
+    this.opts = { drainListeners: false, pollIntervalMs: 200, callTimeoutMs: 2000, stopTimeoutMs: 10_000, exitOnSignal: false, ...options };
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.drained = new Promise((resolve) => (this.resolveDrained = resolve));
     this.steps = new StepRunner(clock, log, () => this.isDone(), () => this.elapsedMs());
@@ -102,7 +102,7 @@ export class DrainController {
    */
   quit(trigger: string): Promise<DrainResult> {
     this.quitRequested = true;
-    if (this.phaseNow === "serving") return this.enter("quit", trigger);
+    if (this.phaseNow === "serving") return this.enter("exit", trigger);
     this.hurry(trigger);
     return this.done;
   }
@@ -128,7 +128,8 @@ export class DrainController {
    * Signal semantics. SIGUSR2 enters drain-forever (not counted). SIGTERM/SIGINT are counted: the
    * first starts draining (a no-op when POST /drain already did, so a kubelet SIGTERM after a preStop
    * never cuts the drain short) — except while draining forever, where it goes straight to the exit
-   * steps; the second goes to the exit steps; the third exits at once.
+   * steps; the second goes to the exit steps; the third exits at once. With exitOnSignal the first
+   * skips the drain (and Envoy's) and exits at once.
    */
   signal(name: string): SignalOutcome {
     if (name === DRAIN_FOREVER_SIGNAL) {
@@ -142,7 +143,8 @@ export class DrainController {
     const outcome: SignalOutcome = this.phaseNow === "done" ? "ignored" : this.signals === 1 ? first : this.signals === 2 ? "hurry" : "force";
     this.log.info({ signal: name, count: this.signals, outcome, phase: this.phaseNow }, `received ${name}: ${outcome}`);
     const reason = `${name} #${this.signals}`;
-    if (outcome === "start") void this.start(name);
+    if (outcome === "start" && this.opts.exitOnSignal) void this.enter("exit", name);
+    else if (outcome === "start") void this.start(name);
     else if (outcome === "hurry") this.hurry(reason);
     else if (outcome === "force") this.force(reason);
     return outcome;
@@ -153,11 +155,11 @@ export class DrainController {
     this.phaseNow = "draining";
     this.modeNow = mode;
     this.sinceMs = this.clock.now();
-    this.deadlineMs = mode === "drain" ? this.sinceMs + this.opts.drainTimeMs : mode === "quit" ? this.sinceMs : undefined;
+    this.deadlineMs = mode === "drain" ? this.sinceMs + this.opts.drainTimeMs : mode === "exit" ? this.sinceMs : undefined;
     const fields: Record<string, unknown> = { step: "start", mode, trigger };
     if (mode === "drain") Object.assign(fields, { drainMinMs: this.opts.drainMinMs, drainTimeMs: this.opts.drainTimeMs, deadline: new Date(this.deadlineMs!).toISOString() });
-    this.log.info(fields, mode === "forever" ? "drain started: draining forever until SIGTERM" : mode === "quit" ? "quit: exiting now" : "drain started");
-    if (mode === "quit") this.hurried = true;
+    this.log.info(fields, mode === "forever" ? "drain started: draining forever until SIGTERM" : mode === "exit" ? "exiting now, without a drain" : "drain started");
+    if (mode === "exit") this.hurried = true;
     void this.run(mode);
     return this.done;
   }
@@ -211,7 +213,7 @@ export class DrainController {
     for (;;) {
       if (this.isDone()) return;
       if (this.hurried) {
-        reason = this.modeNow === "quit" ? "quit" : "signal";
+        reason = this.modeNow === "exit" ? "exit" : "signal";
         break;
       }
       const now = this.clock.now();

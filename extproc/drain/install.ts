@@ -25,6 +25,7 @@ export interface DrainHost {
 export type DrainSettings = Pick<
   SidecarConfig,
   "envoyAdmin" | "inboundStatPrefix" | "drainMinMs" | "drainTimeMs" | "drainListeners" | "envoyKillGraceMs"
+> & Partial<Pick<SidecarConfig, "exitOnSigterm">
 >;
 
 export interface InstallDrainOptions {
@@ -93,6 +94,7 @@ export function installDrain(host: DrainHost, settings: DrainSettings, options: 
       drainListeners: settings.drainListeners,
       callTimeoutMs,
       stopTimeoutMs: settings.envoyKillGraceMs + 5000,
+      exitOnSignal: settings.exitOnSigterm ?? false,
     },
     clock,
     log,

@@ -2,8 +2,8 @@
 
 export type DrainPhase = "serving" | "draining" | "exiting" | "done";
 
-/** `drain`: timed (min..max); `forever`: until a signal; `quit`: no wait at all, and Envoy is told to exit. */
-export type DrainMode = "drain" | "forever" | "quit";
+/** `drain`: timed (min..max); `forever`: until a signal; `exit`: no Envoy drain, no wait (quit, or --exit-on-sigterm). */
+export type DrainMode = "drain" | "forever" | "exit";
 
 /** What the controller does to the world; each may fail or hang, the controller bounds and logs it. */
 export interface DrainEffects {
@@ -55,6 +55,8 @@ export interface DrainOptions {
   callTimeoutMs?: number;
   /** Bound on stopping Envoy and on closing our servers, ms. @default 10000 */
   stopTimeoutMs?: number;
+  /** A first SIGTERM/SIGINT exits at once instead of draining (native sidecars: kubelet signals them after the app exited). @default false */
+  exitOnSignal?: boolean;
 }
 
 /** Exit code after a third signal: drain abandoned (as kuma-dp's os.Exit(1)). */

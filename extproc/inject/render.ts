@@ -131,6 +131,8 @@ export function renderSidecar(s: InjectSettings, mode: SidecarMode = "classic"):
       `--drain-time=${formatDurationMs(s.drainTimeMs)}`,
       // The sidecar refuses a minimum above the maximum: a drain time below its --drain-min default lowers both.
       ...(s.drainTimeMs < DRAIN_MIN_DEFAULT_MS ? [`--drain-min=${formatDurationMs(s.drainTimeMs)}`] : []),
+      // Native: kubelet's SIGTERM comes only once the app has exited, so there is nothing left to drain.
+      ...(mode === "native" ? ["--exit-on-sigterm"] : []),
     ],
     env: [
       { name: "MESHEXT_DATAPLANE_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },

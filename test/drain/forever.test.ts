@@ -83,3 +83,14 @@ test("quit › during a timed drain: cuts the wait short and quits Envoy instead
   t.false(rec.names().includes("stopEnvoy"));
   t.is(doneAtMs(), 1000);
 });
+
+test("exit on signal › with exitOnSignal a first SIGTERM while serving skips Envoy's drain and the wait: deregister, stop Envoy, exit 0", async (t) => {
+  const clock = new FakeClock();
+  const rec = new RecordingEffects(clock);
+  const drain = new DrainController(rec.effects, { ...OPTIONS, exitOnSignal: true }, clock);
+  t.is(drain.signal("SIGTERM"), "start");
+  await clock.advance(0);
+  t.deepEqual(rec.names(), ["setReady", "setHealthNotServing", "deregister", "stopEnvoy", "closeServers"]);
+  t.deepEqual(await drain.done, { exitCode: 0, forced: false });
+  t.is(drain.snapshot().mode, "exit");
+});

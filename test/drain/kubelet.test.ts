@@ -242,3 +242,22 @@ test.serial("kubelet › classic Job: the app's POST /quitquitquit on loopback e
   t.truthy(envoy.lines.find((l) => l.envoy === "quitquitquit"), "Envoy was told to quit");
   t.true(Math.max(sidecar.exitedAtMs!, envoy.exitedAtMs!) - t0 < 3000, "both exit promptly");
 });
+
+test.serial("kubelet › native Job: the app completes on its own, kubelet SIGTERMs the sidecars, they exit within 1 s and the pod completes", async (t) => {
+  const pod = await startPod(t, "native", 0);
+  if (!pod) return;
+  const { sidecar, envoy, app, load } = pod;
+  t.true((pod.rendered.sidecar.args as string[]).includes("--exit-on-sigterm"));
+  load.child.kill("SIGTERM");
+  await load.exited;
+  app.child.kill("SIGTERM"); // stands in for the Job's work finishing: the app container exits 0
+  t.is(await app.exited, 0);
+  const sigtermMs = Date.now();
+  sidecar.child.kill("SIGTERM");
+  t.is(await sidecar.exited, 0);
+  envoy.child.kill("SIGTERM");
+  await envoy.exited;
+  t.true(sidecar.exitedAtMs! - sigtermMs <= 1000, `sidecar exit ${sidecar.exitedAtMs! - sigtermMs} ms after its SIGTERM`);
+  t.truthy(sidecar.lines.find((l) => l.step === "start" && l.mode === "exit"), "no timed drain for a finished app");
+  t.falsy(envoy.lines.find((l) => l.url === "/healthcheck/fail"), "Envoy is not drained either");
+});
