@@ -13,6 +13,7 @@ export const WAIT_READY_SUMMARY =
   "A classic sidecar's postStart hook and a native sidecar's startupProbe run it.";
 
 const POLL_MS = 250;
+const CHECK_TIMEOUT_MS = 2000;
 
 function headers(c: AdminClientConfig): Record<string, string> {
   return c.adminToken ? { authorization: `Bearer ${c.adminToken}` } : {};
@@ -65,8 +66,8 @@ export async function waitReadyMain(argv: string[], env: NodeJS.ProcessEnv): Pro
   if (config.envoyAdmin) targets.push(`${config.envoyAdmin.replace(/\/+$/, "")}/ready`);
   const deadline = Date.now() + config.timeoutMs;
   for (;;) {
-    const perCallMs = Math.min(2000, Math.max(500, deadline - Date.now()));
-    const problems = (await Promise.all(targets.map((u) => isReady(u, { headers: headers(config) }, perCallMs)))).filter((p) => p !== undefined);
+    // Each check gets 2 s (a startupProbe's timeoutSeconds is 3), even a single --timeout=0s check.
+    const problems = (await Promise.all(targets.map((u) => isReady(u, { headers: headers(config) }, CHECK_TIMEOUT_MS)))).filter((p) => p !== undefined);
     if (problems.length === 0) {
       process.stdout.write(`ready: ${targets.join(", ")}\n`);
       return 0;
