@@ -56,7 +56,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
     health,
     config.maxStreamsPerConnection,
   );
-  const admin = new AdminServer(log.child({ component: "admin" }));
+  const admin = new AdminServer(log.child({ component: "admin" }), { adminToken: config.adminToken });
   registerBasicRoutes(admin, registry, readiness);
 
   const policy = await startPolicyPlane(config, log, registry, readiness, admin);

@@ -204,6 +204,12 @@ function showDefault(spec: FlagSpec): string {
   return String(spec.default);
 }
 
+/** resolveFlags, typed by the table: the values as that table's FlagValues. */
+export function resolveConfig<Specs extends readonly FlagSpec[]>(specs: Specs, argv: readonly string[], env: NodeJS.ProcessEnv): { config: FlagValues<Specs>; parsed: ParsedArgs } {
+  const parsed = resolveFlags(specs, argv, env);
+  return { config: parsed.values as FlagValues<Specs>, parsed };
+}
+
 export function formatDurationMs(ms: number): string {
   if (ms % 3_600_000 === 0 && ms > 0) return `${ms / 3_600_000}h`;
   if (ms % 60_000 === 0 && ms > 0) return `${ms / 60_000}m`;

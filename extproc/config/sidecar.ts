@@ -1,12 +1,13 @@
 // The sidecar's settings: one table of flags with their defaults (the only place defaults live),
 // and the typed SidecarConfig they resolve to (derived from the table, field for field).
-import { ConfigError, type FlagSpec, type FlagValues, resolveFlags, type ParsedArgs } from "./flags.js";
+import { ConfigError, type FlagSpec, type FlagValues, type ParsedArgs, resolveConfig } from "./flags.js";
 
 export const SIDECAR_FLAGS = [
   { key: "config", flag: "config", type: "path", default: "", help: "YAML or JSON file of flag values (keys are flag names)." },
   { key: "grpcListen", flag: "grpc-listen", type: "hostport", default: "127.0.0.1:9001", help: "Address of the ext_proc gRPC server." },
   { key: "grpcSocket", flag: "grpc-socket", type: "path", default: "", help: "Also serve gRPC on this Unix socket path." },
-  { key: "adminListen", flag: "admin-listen", type: "hostport", default: "127.0.0.1:9902", help: "Admin HTTP: /metrics, /ready, /drain, /explain." },
+  { key: "adminListen", flag: "admin-listen", type: "hostport", default: "127.0.0.1:9902", help: "Admin HTTP: /metrics and /ready answer any peer; /drain, /explain and the other routes only loopback peers or --admin-token holders." },
+  { key: "adminToken", flag: "admin-token", type: "string", default: "", help: "Bearer token that opens the local-only admin routes (/drain, /explain…) to non-loopback callers; empty: loopback only. Prefer MESHEXT_ADMIN_TOKEN from a Secret over the command line." },
   { key: "logLevel", flag: "log-level", type: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"], default: "info", help: "Log level of the JSON log lines on stdout." },
   // policy decisions
   { key: "policies", flag: "policies", type: "path", default: "", help: "Directory of Kuma policy YAML/JSON files to load and follow (instead of a control plane)." },
@@ -39,6 +40,7 @@ export const SIDECAR_FLAGS = [
   { key: "drainMinMs", flag: "drain-min", type: "duration", default: 5000, help: "Minimum time to stay draining." },
   { key: "drainTimeMs", flag: "drain-time", type: "duration", default: 30000, help: "Maximum time to stay draining." },
   { key: "drainListeners", flag: "drain-listeners", type: "bool", default: false, help: "Also call Envoy's /drain_listeners?graceful&inboundonly." },
+  { key: "exitOnSigterm", flag: "exit-on-sigterm", type: "bool", default: false, help: "A first SIGTERM/SIGINT exits at once (deregister, stop Envoy if ours) instead of draining. meshext inject sets it for native sidecars: kubelet signals them only after the app has exited (after pod deletion, their preStop already drains forever; after a Job's app completes, there is nothing to drain)." },
   { key: "envoyKillGraceMs", flag: "envoy-kill-grace", type: "duration", default: 5000, help: "With `meshext run`: time between SIGTERM and SIGKILL to Envoy." },
 ] as const satisfies readonly FlagSpec[];
 
@@ -47,8 +49,7 @@ export type SidecarConfig = FlagValues<typeof SIDECAR_FLAGS>;
 
 /** Resolves the sidecar's flags into a typed config (throws ConfigError on bad values). */
 export function loadSidecarConfig(argv: readonly string[], env: NodeJS.ProcessEnv): { config: SidecarConfig; parsed: ParsedArgs } {
-  const parsed = resolveFlags(SIDECAR_FLAGS, argv, env);
-  const config = parsed.values as SidecarConfig;
+  const { config, parsed } = resolveConfig(SIDECAR_FLAGS, argv, env);
   if (config.drainMinMs > config.drainTimeMs) {
     throw new ConfigError(`--drain-min (${config.drainMinMs}ms) must not exceed --drain-time (${config.drainTimeMs}ms)`);
   }

@@ -9,6 +9,7 @@ export const DRAIN_METRIC = {
   durationSeconds: "meshext_sidecar_drain_duration_seconds",
   deadlineTimestampSeconds: "meshext_sidecar_drain_deadline_timestamp_seconds",
   inflightAtExit: "meshext_sidecar_drain_inflight_requests_at_exit",
+  drainingForever: "meshext_sidecar_draining_forever",
   envoyAdminFailures: "meshext_sidecar_envoy_admin_failures_total",
 } as const;
 
@@ -25,6 +26,15 @@ export function registerDrainMetrics(registry: Registry, snapshot: () => DrainSn
     registers: [registry],
     collect() {
       this.set(snapshot().phase === "serving" ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: DRAIN_METRIC.drainingForever,
+    help: "1 while the sidecar drains forever (SIGUSR2 or the native sidecar's preStop; it ends on SIGTERM), else 0.",
+    registers: [registry],
+    collect() {
+      const s = snapshot();
+      this.set(s.mode === "forever" && s.phase !== "serving" ? 1 : 0);
     },
   });
   new Gauge({
@@ -60,6 +70,6 @@ export function registerDrainMetrics(registry: Registry, snapshot: () => DrainSn
     labelNames: [LABEL_CALL],
     registers: [registry],
   });
-  for (const call of ["healthcheck_fail", "drain_listeners", "stats"] as const) failures.inc({ [LABEL_CALL]: call }, 0);
+  for (const call of ["healthcheck_fail", "drain_listeners", "stats", "quit"] as const) failures.inc({ [LABEL_CALL]: call }, 0);
   return { envoyAdminFailure: (call) => failures.inc({ [LABEL_CALL]: call }) };
 }

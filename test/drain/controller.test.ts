@@ -203,7 +203,7 @@ test("drain › drained resolves after deregistration and before Envoy stops", a
 
 test("drain › snapshot reports serving, then since and deadline", async (t) => {
   const { clock, drain } = setup();
-  t.deepEqual(drain.snapshot(), { phase: "serving", sinceMs: undefined, deadlineMs: undefined, drainedAtMs: undefined, inflightAtExit: undefined });
+  t.deepEqual(drain.snapshot(), { phase: "serving", mode: undefined, sinceMs: undefined, deadlineMs: undefined, drainedAtMs: undefined, inflightAtExit: undefined });
   await clock.advance(10);
   drain.signal("SIGTERM");
   t.is(drain.snapshot().sinceMs, 1_000_010);
