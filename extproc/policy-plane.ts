@@ -12,10 +12,13 @@ import { explainHandler } from "./policy/explain-route.js";
 import type { Policy } from "./policy/types.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
 import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane } from "./policy-source/from-config.js";
-import type { PolicySource } from "./policy-source/source.js";
+import type { ApplyPolicies, PolicySource } from "./policy-source/source.js";
+import { resolveKumaVersion, type ResolvedKumaVersion } from "./policy-source/version-detect.js";
 import type { Readiness } from "./readiness.js";
 
 export interface PolicyPlane {
+  /** The Kuma release the engine's semantics follow, and how it was chosen. */
+  kumaVersion?: ResolvedKumaVersion;
   /** Undefined when no policy source is configured (every request is then allowed). */
   engine?: PolicyEngine;
   source?: PolicySource;
@@ -31,6 +34,9 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
     return { lifecycle: NO_CONTROL_PLANE, stop: async () => {} };
   }
   const local = localDataplane(config);
+  const kuma = await resolveKumaVersion(config);
+  if (kuma.warning) policyLog.warn({ kumaVersion: kuma.version }, kuma.warning);
+  policyLog.info({ kumaVersion: kuma.version, from: kuma.from, reported: kuma.reported }, "policy semantics follow Kuma " + kuma.version);
   const engine = new PolicyEngine({
     dataplane: local.dataplane,
     trustKumaTagsHeader: config.trustKumaTagsHeader,
@@ -44,7 +50,7 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
   });
 
   readiness.set("policies", "no policy set loaded yet");
-  const apply = (policies: Policy[], origin: string) => {
+  const apply: ApplyPolicies = (policies: Policy[], origin: string) => {
     const result = engine.replace(policies);
     if (result.ok) {
       readiness.set("policies", undefined);
@@ -58,6 +64,7 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
   await source.start();
   await lifecycle.register();
   return {
+    kumaVersion: kuma,
     engine,
     source,
     lifecycle,

@@ -2,13 +2,16 @@
 // supported policy kinds and Dataplanes, across meshes and per mesh, plus the dataplane heartbeat; global
 // types (ContainerPatch) are handed to global-routes.ts.
 import { timingSafeEqual } from "node:crypto";
+import { hostname } from "node:os";
+import { type KumaVersion, referenceRelease } from "../kuma-rest/kuma-version.js";
 import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES, globalTypeByPlural, type Resource, type ResourceType, typeByPlural } from "../kuma-rest/resources.js";
 import type { DataplaneRegistry } from "./dataplanes.js";
 import { routeGlobal } from "./global-routes.js";
 import { ApiError, badRequest, invalidResource, methodNotAllowed, notFound, unauthorized } from "./problems.js";
 import { parseYamlSafe, decodeUtf8, type BodyLimits } from "./safety.js";
 import type { ResourceStore } from "./store.js";
-import { listReply, pageReply } from "./paging.js";
+import { listReply } from "./paging.js";
+import { routeMeshes } from "./mesh-routes.js";
 import { nameViolations, validateResource } from "./validate.js";
 import type { ChangeNotifier } from "./watch.js";
 
@@ -34,7 +37,10 @@ export interface RouteContext {
   notifier: ChangeNotifier;
   token: string;
   limits: BodyLimits;
+  /** meshext's own version (`version` in `GET /`). */
   version: string;
+  /** The Kuma release whose semantics this control plane follows (`basedOnKuma` in `GET /`). */
+  kumaVersion: KumaVersion;
 }
 
 const WRITE_METHODS = new Set(["PUT", "DELETE", "POST"]);
@@ -46,8 +52,7 @@ export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiRepl
 
   if (seg.length === 0) return only(req, ["GET"], () => ({ status: 200, body: index(ctx) }));
   if (seg.length === 1 && seg[0] === "_resources") return only(req, ["GET"], () => ({ status: 200, body: resourceTypes() }));
-  if (seg[0] === "meshes" && seg.length === 1) return only(req, ["GET"], () => listMeshes(ctx, req));
-  if (seg[0] === "meshes" && seg.length === 2) return only(req, ["GET"], () => getMesh(ctx, seg[1]!));
+  if (seg[0] === "meshes" && seg.length <= 2) return routeMeshes(ctx, req, seg[1]);
   const global = seg.length <= 2 ? globalTypeByPlural(seg[0]!) : undefined;
   if (global) return routeGlobal(ctx, req, global, seg[1]);
   if (seg.length === 1) {
@@ -84,27 +89,31 @@ function requireToken(token: string, header: string | string[] | undefined): voi
   if (given.length !== want.length || !timingSafeEqual(given, want)) throw unauthorized();
 }
 
+/**
+ * Kuma's Index (`GET /`): `version` is meshext's own, `basedOnKuma` the Kuma release whose semantics it
+ * emulates — what a sidecar's version detection reads, as for any Kuma distribution.
+ */
 function index(ctx: RouteContext) {
-  return { product: "meshext", tagline: "meshext embedded control plane", version: ctx.version, basedOnKuma: "2.6", apiShape: "Kuma REST (universal)" };
-}
-
-function resourceTypes() {
   return {
-    resources: [
-      ...ALL_TYPES.map((t) => ({ name: t.kind, scope: "Mesh", path: t.plural, readOnly: false, singularDisplayName: t.kind })),
-      ...GLOBAL_TYPES.map((t) => ({ name: t.kind, scope: "Global", path: t.plural, readOnly: false, singularDisplayName: t.kind })),
-    ],
+    hostname: hostname(),
+    product: "meshext",
+    version: ctx.version,
+    basedOnKuma: referenceRelease(ctx.kumaVersion),
+    instanceId: `meshext-${hostname()}`,
+    clusterId: "",
+    gui: "",
+    tagline: "meshext embedded control plane",
   };
 }
 
-function listMeshes(ctx: RouteContext, req: ApiRequest): ApiReply {
-  const items = ctx.store.meshes().map((name) => ({ type: "Mesh", name }));
-  return pageReply(req, items as unknown as Resource[]);
-}
-
-function getMesh(ctx: RouteContext, mesh: string): ApiReply {
-  if (!ctx.store.meshes().includes(mesh)) throw notFound(`mesh ${mesh} not found`);
-  return { status: 200, body: { type: "Mesh", name: mesh } };
+/** Kuma's `GET /_resources` (pkg/api-server/mappers/resource_type_description.go @v2.14.3), sorted by name. */
+function resourceTypes() {
+  const describe = (t: ResourceType, scope: "Mesh" | "Global") => {
+    const { policy, ...d } = t.describe!;
+    return { name: t.kind, scope, readOnly: false, path: t.plural, ...d, ...(policy ? { policy } : {}) };
+  };
+  const resources = [...ALL_TYPES.map((t) => describe(t, "Mesh")), ...GLOBAL_TYPES.map((t) => describe(t, "Global"))];
+  return { resources: resources.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) };
 }
 
 function viewOf(ctx: RouteContext, type: ResourceType, r: Resource): Resource {

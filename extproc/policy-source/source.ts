@@ -2,8 +2,19 @@
 // complete, validated sets to `apply`. Sources never evaluate requests and never throw at callers.
 import type { Policy } from "../policy/types.js";
 
-/** Receives the whole current policy set of a source; `origin` names the source for logs (e.g. "dir:/etc/p"). */
-export type ApplyPolicies = (policies: Policy[], origin: string) => void;
+/** The non-policy resources of the mesh that a source knows, as served (Kuma's universal JSON), each validated. */
+export interface MeshResources {
+  /** The `Mesh` resource (mTLS state); absent when the source has none. */
+  mesh?: Record<string, unknown>;
+  /** MeshService, MeshExternalService and MeshMultiZoneService resources. */
+  services: Array<Record<string, unknown> & { type: string; name: string }>;
+}
+
+/**
+ * Receives the whole current policy set of a source; `origin` names the source for logs (e.g. "dir:/etc/p").
+ * `resources` is set by sources that read the mesh's Mesh and service resources (the control-plane source).
+ */
+export type ApplyPolicies = (policies: Policy[], origin: string, resources?: MeshResources) => void;
 
 export interface PolicySource {
   /** Starts loading; resolves after the first load attempt (successful or not). */
