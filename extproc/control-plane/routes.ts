@@ -4,7 +4,8 @@
 import { timingSafeEqual } from "node:crypto";
 import { hostname } from "node:os";
 import { type KumaVersion, referenceRelease } from "../kuma-rest/kuma-version.js";
-import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES, globalTypeByPlural, type Resource, type ResourceType, typeByPlural } from "../kuma-rest/resources.js";
+import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES, globalTypeByPlural, POLICY_TYPES, type Resource, type ResourceType, typeByPlural } from "../kuma-rest/resources.js";
+import { dataplaneRules, policyDataplanes } from "./inspect-routes.js";
 import type { DataplaneRegistry } from "./dataplanes.js";
 import { routeGlobal } from "./global-routes.js";
 import { ApiError, badRequest, invalidResource, methodNotAllowed, notFound, unauthorized } from "./problems.js";
@@ -73,6 +74,10 @@ export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiRepl
       );
     }
     if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_heartbeat") return only(req, ["POST"], () => heartbeat(ctx, req, mesh, name));
+    if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_rules") return only(req, ["GET"], () => dataplaneRules(ctx, mesh, name));
+    if (seg.length === 6 && POLICY_TYPES.includes(type) && seg[4] === "_resources" && seg[5] === "dataplanes") {
+      return only(req, ["GET"], () => policyDataplanes(ctx, req, type, mesh, name));
+    }
   }
   throw notFound(`no such endpoint: ${path}`);
 }
