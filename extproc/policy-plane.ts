@@ -11,7 +11,8 @@ import { PolicyEngine } from "./policy/engine.js";
 import { explainHandler } from "./policy/explain-route.js";
 import type { Policy } from "./policy/types.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
-import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane } from "./policy-source/from-config.js";
+import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane, type LocalDataplane } from "./policy-source/from-config.js";
+import { inspectRules } from "./kuma-rest/inspect-rules.js";
 import type { ApplyPolicies, PolicySource } from "./policy-source/source.js";
 import { resolveKumaVersion, type ResolvedKumaVersion } from "./policy-source/version-detect.js";
 import type { Readiness } from "./readiness.js";
@@ -24,6 +25,18 @@ export interface PolicyPlane {
   source?: PolicySource;
   lifecycle: DataplaneLifecycle;
   stop(): Promise<void>;
+}
+
+/**
+ * An /explain answer plus `kumaRules`: this dataplane's rules in the JSON shape of Kuma's
+ * `GET /meshes/{mesh}/dataplanes/{name}/_rules`, from the snapshot in force.
+ */
+function withKumaRules(reply: { status: number; body: unknown }, engine: PolicyEngine, local: LocalDataplane): unknown {
+  const snapshot = engine.current();
+  if (reply.status !== 200 || !snapshot || typeof reply.body !== "object" || reply.body === null) return reply.body;
+  const { mesh, name } = local.dataplane;
+  const labels = (local.document?.labels ?? {}) as Record<string, string>;
+  return { ...reply.body, kumaRules: inspectRules(snapshot, { mesh, name, labels }) };
 }
 
 export async function startPolicyPlane(config: SidecarConfig, log: Logger, registry: Registry, readiness: Readiness, admin: AdminServer): Promise<PolicyPlane> {
@@ -46,7 +59,7 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
   const explain = explainHandler(engine);
   admin.route("POST", "/explain", (req) => {
     const reply = explain(req.body);
-    return json(reply.status, reply.body);
+    return json(reply.status, withKumaRules(reply, engine, local));
   });
 
   readiness.set("policies", "no policy set loaded yet");
