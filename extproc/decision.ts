@@ -16,6 +16,8 @@ export interface RequestFacts {
   headers: ReadonlyMap<string, string>;
   /** URI SANs of the downstream peer certificate (ext_proc attribute connection.uri_san_peer_certificate). */
   peerUriSans: readonly string[];
+  /** TLS SNI of the downstream connection (ext_proc attribute connection.requested_server_name), if sent. */
+  sni?: string;
   /** x-request-id when present, for logs. */
   requestId?: string;
 }

@@ -9,6 +9,7 @@ import { NO_CONTROL_PLANE, type DataplaneLifecycle } from "./dataplane-lifecycle
 import type { Logger } from "./log.js";
 import { PolicyEngine } from "./policy/engine.js";
 import { explainHandler } from "./policy/explain-route.js";
+import type { MeshResources } from "./policy/resources.js";
 import type { Policy } from "./policy/types.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
 import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane, type LocalDataplane } from "./policy-source/from-config.js";
@@ -35,7 +36,7 @@ function withKumaRules(reply: { status: number; body: unknown }, engine: PolicyE
   const snapshot = engine.current();
   if (reply.status !== 200 || !snapshot || typeof reply.body !== "object" || reply.body === null) return reply.body;
   const { mesh, name } = local.dataplane;
-  const labels = (local.document?.labels ?? {}) as Record<string, string>;
+  const labels = { ...(local.dataplane.labels ?? {}) };
   return { ...reply.body, kumaRules: inspectRules(snapshot, { mesh, name, labels }) };
 }
 
@@ -54,6 +55,7 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
     dataplane: local.dataplane,
     trustKumaTagsHeader: config.trustKumaTagsHeader,
     beforeFirstSync: config.beforeFirstSync,
+    kumaVersion: kuma.version,
     log: policyLog,
   });
   const explain = explainHandler(engine);
@@ -63,16 +65,16 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
   });
 
   readiness.set("policies", "no policy set loaded yet");
-  const apply: ApplyPolicies = (policies: Policy[], origin: string) => {
-    const result = engine.replace(policies);
+  const apply: ApplyPolicies = (policies: Policy[], origin: string, resources?: MeshResources) => {
+    const result = engine.replace(policies, resources);
     if (result.ok) {
       readiness.set("policies", undefined);
       policyLog.info({ origin, version: result.version, policies: result.policies }, "policy set in force");
     }
   };
   const source: PolicySource = config.policies
-    ? new DirPolicySource({ dir: config.policies, apply, log: policyLog })
-    : httpPolicySourceFromConfig(config, apply, log, registry)!;
+    ? new DirPolicySource({ dir: config.policies, apply, log: policyLog, kumaVersion: kuma.version })
+    : httpPolicySourceFromConfig(config, apply, log, registry, kuma.version)!;
   const lifecycle = dataplaneClientFromConfig(config, local, log) ?? NO_CONTROL_PLANE;
   await source.start();
   await lifecycle.register();

@@ -3,7 +3,7 @@
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { CONTROL_PLANE_FLAGS, loadControlPlaneConfig } from "../config/control-plane.js";
-import { formatHelp } from "../config/flags.js";
+import { formatHelp, pinnedKumaVersion } from "../config/flags.js";
 import { loadSidecarConfig, SIDECAR_FLAGS, type SidecarConfig } from "../config/sidecar.js";
 import { hasNoPolicies, seedFromDir } from "../control-plane/seed.js";
 import { installDrain } from "../drain/install.js";
@@ -44,7 +44,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const stateDir = join(cpConfig.dataDir, "..");
 
   const cp = await startFromConfig(cpConfig, log);
-  if (hasNoPolicies(cp.store)) await seedFromDir(cp.store, SAMPLE_POLICIES_DIR, log.child({ component: "seed" }));
+  if (hasNoPolicies(cp.store)) await seedFromDir(cp.store, SAMPLE_POLICIES_DIR, log.child({ component: "seed" }), pinnedKumaVersion(cpConfig.kumaVersion));
 
   const config = upSidecarConfig(sidecarBase, cp.url, cpConfig.token, stateDir);
   let sidecar;

@@ -14,7 +14,7 @@ export const SIDECAR_FLAGS = [
   { key: "controlPlaneToken", flag: "control-plane-token", type: "string", default: "", help: "Bearer token for the control plane API." },
   { key: "pollIntervalMs", flag: "poll-interval", type: "duration", default: 5000, min: 100, help: "How often policies are fetched from the control plane (jitter added)." },
   { key: "policyCacheFile", flag: "policy-cache-file", type: "path", default: "", help: "File holding the last good policy set, used when the control plane is down at start; empty disables it." },
-  { key: "kumaVersion", flag: "kuma-version", type: "string", default: "", help: "Kuma release whose policy semantics to follow (2.6 to 2.14, e.g. 2.14 or 2.14.3). Empty: the version the --control-plane reports at GET /, else 2.14." },
+  { key: "kumaVersion", flag: "kuma-version", type: "string", default: "", help: "Kuma release whose policy semantics to follow (2.5 to 2.14, e.g. 2.14 or 2.14.3). Empty: the version the --control-plane reports at GET /, else 2.14." },
   { key: "beforeFirstSync", flag: "before-first-sync", type: "enum", values: ["allow", "deny"], default: "deny", help: "Decision for requests that arrive before any policy set is loaded." },
   { key: "mesh", flag: "mesh", type: "string", default: "default", help: "Mesh of this dataplane." },
   { key: "dataplaneFile", flag: "dataplane-file", type: "path", default: "", help: "Kuma Dataplane resource (universal YAML) describing this dataplane." },

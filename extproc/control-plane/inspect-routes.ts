@@ -3,11 +3,13 @@
 // `GET /meshes/{mesh}/{policy-type}/{name}/_resources/dataplanes` (the Dataplanes a policy selects),
 // in Kuma 2.14's JSON shape (`rulesForResource` / `matchingDataplanesForPolicy` in
 // `pkg/api-server/resource_endpoints.go` @v2.14.3), including its 404 bodies.
-import { DATAPLANE_TYPE, POLICY_TYPES, type Resource, type ResourceType } from "../kuma-rest/resources.js";
+import { DATAPLANE_TYPE, MESH_TYPE, POLICY_TYPES, type Resource, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
+import { type MeshResources, resourceFromObject, resourcesOf } from "../policy/resources.js";
 import { inspectRules, metaOf } from "../kuma-rest/inspect-rules.js";
 import { compile } from "../policy/compile.js";
 import { dataplaneFromObject, type Dataplane } from "../policy/dataplane.js";
-import { selectedInbounds } from "../policy/match.js";
+import { versionTraits } from "../policy/kuma-version.js";
+import { policySelectsDataplane } from "../policy/match.js";
 import { validatePolicyObject, type Policy } from "../policy/parse.js";
 
 import { pageBounds } from "./paging.js";
@@ -22,11 +24,17 @@ function meshPolicies(ctx: RouteContext, mesh: string): Policy[] {
   const out: Policy[] = [];
   for (const t of POLICY_TYPES) {
     for (const r of ctx.store.list(t.kind, mesh)) {
-      const { policy } = validatePolicyObject(r);
+      const { policy } = validatePolicyObject(r, ctx.kumaVersion);
       if (policy) out.push(policy);
     }
   }
   return out;
+}
+
+/** The mesh's stored Mesh and service resources, read as the engine reads them. */
+function meshResources(ctx: RouteContext, mesh: string): MeshResources {
+  const raw = [ctx.store.getGlobal(MESH_TYPE.kind, mesh), ...SERVICE_TYPES.flatMap((t) => ctx.store.list(t.kind, mesh))];
+  return resourcesOf(raw.flatMap((r) => (r ? (resourceFromObject(r).resource ?? []) : [])));
 }
 
 function requireMesh(ctx: RouteContext, mesh: string): void {
@@ -43,7 +51,7 @@ export function dataplaneRules(ctx: RouteContext, mesh: string, name: string): A
   if (!stored) throw kumaNotFound("Could not retrieve Dataplane");
   const dataplane = engineDataplane(stored);
   if (!dataplane) throw new ApiError(400, "Could not process a resource", `Dataplane ${mesh}/${name} cannot be read by the policy engine`);
-  const snapshot = compile(meshPolicies(ctx, mesh), dataplane, 0);
+  const snapshot = compile(meshPolicies(ctx, mesh), dataplane, 0, { kumaVersion: ctx.kumaVersion, resources: meshResources(ctx, mesh) });
   return { status: 200, body: inspectRules(snapshot, stored) };
 }
 
@@ -52,7 +60,7 @@ export function policyDataplanes(ctx: RouteContext, req: ApiRequest, type: Resou
   const { size, offset } = pageBounds(req.url);
   const stored = ctx.store.get(type.kind, mesh, name);
   if (!stored) throw kumaNotFound("Could not retrieve policy");
-  const { policy, violations } = validatePolicyObject(stored);
+  const { policy, violations } = validatePolicyObject(stored, ctx.kumaVersion);
   if (!policy) throw new ApiError(400, "Could not process a resource", `stored ${type.kind} ${mesh}/${name} is not valid`, violations);
   const policies = meshPolicies(ctx, mesh);
   const routes = new Map(policies.filter((p) => p.type === "MeshHTTPRoute").map((p) => [p.name, p]));
@@ -62,7 +70,7 @@ export function policyDataplanes(ctx: RouteContext, req: ApiRequest, type: Resou
     .filter((r) => r.name.includes(nameFilter))
     .filter((r) => {
       const dp = engineDataplane(r);
-      return dp !== undefined && selectedInbounds(policy, dp, routes).length > 0;
+      return dp !== undefined && policySelectsDataplane(policy, dp, { traits: versionTraits(ctx.kumaVersion), routes });
     });
   const items = matching.slice(offset, offset + size).map((r) => metaOf(r));
   const body: { total: number; items: unknown[]; next?: string } = { total: matching.length, items };

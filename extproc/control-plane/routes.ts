@@ -139,7 +139,7 @@ async function put(ctx: RouteContext, req: ApiRequest, type: ResourceType, mesh:
   const pathViolations = [...nameViolations("mesh", mesh), ...nameViolations("name", name)];
   if (pathViolations.length) throw badRequest("invalid mesh or name in the URL", pathViolations);
   const doc = parseYamlSafe(decodeUtf8(await req.body()), ctx.limits);
-  const violations = validateResource(type, mesh, name, doc);
+  const violations = validateResource(type, mesh, name, doc, ctx.kumaVersion);
   if (violations.length) throw invalidResource(violations);
   const resource = { ...(doc as Record<string, unknown>), type: type.kind, mesh, name } as Resource;
   const { created, resource: stored } =

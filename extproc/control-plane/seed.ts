@@ -8,6 +8,7 @@ import { type GlobalResource, MESH_TYPE, POLICY_TYPES, type Resource, SERVICE_TY
 import { serviceResourceViolations } from "../kuma-rest/service-resources.js";
 import type { Logger } from "../log.js";
 import { isObj } from "../policy/issues.js";
+import type { KumaVersion } from "../policy/kuma-version.js";
 import { parseDocuments, parsePolicyText } from "../policy/parse.js";
 import type { ResourceStore } from "./store.js";
 
@@ -19,7 +20,7 @@ export function hasNoPolicies(store: ResourceStore): boolean {
 const isResourceKind = (kind: unknown) => kind === MESH_TYPE.kind || SERVICE_TYPES.some((t) => t.kind === kind);
 
 /** Stores every valid document of every *.yaml / *.yml / *.json file in `dir`; returns how many were stored. */
-export async function seedFromDir(store: ResourceStore, dir: string, log: Logger): Promise<number> {
+export async function seedFromDir(store: ResourceStore, dir: string, log: Logger, kumaVersion?: KumaVersion): Promise<number> {
   let files: string[];
   try {
     files = (await readdir(dir)).filter((f) => /\.(ya?ml|json)$/.test(f)).sort();
@@ -32,7 +33,7 @@ export async function seedFromDir(store: ResourceStore, dir: string, log: Logger
     const path = join(dir, file);
     const text = await readFile(path, "utf8");
     stored += await seedResources(store, text, path, log);
-    const { policies, rejected } = parsePolicyText(text, path);
+    const { policies, rejected } = parsePolicyText(text, path, { kumaVersion });
     for (const r of rejected) {
       if (!isResourceKind(r.kind)) log.warn({ file: path, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "sample policy rejected");
     }

@@ -6,11 +6,9 @@
 import { createHash } from "node:crypto";
 import type { InboundPlan, Snapshot } from "../policy/compile.js";
 import { routeRulesFor } from "../policy/compile.js";
-import type { FromPlan } from "../policy/from-items.js";
 import { mergeRouteRules, type MergedRouteRule, type RouteEntry } from "../policy/routes.js";
-import { buildRules } from "../policy/rules.js";
-import type { Policy, PolicyType, RouteMatch, Tag } from "../policy/types.js";
-import { inboundRulesOf } from "./inspect-inbound-rules.js";
+import type { Policy, PolicyType, RouteMatch } from "../policy/types.js";
+import { fromRulesOf, inboundRulesOf } from "./inspect-inbound-rules.js";
 
 /** Kuma's `Meta`: what identifies a resource in inspect answers (labels `{}` when it has none). */
 export interface Meta {
@@ -77,7 +75,7 @@ export function inspectRules(snapshot: Snapshot, resource: { mesh: string; name:
     else {
       for (const plan of byPort(snapshot.inbounds)) {
         const inbound = inboundRef(plan);
-        const from = fromRules(plan.from[type]);
+        const from = fromRulesOf(snapshot, plan, type);
         if (from.length) entry.fromRules.push({ inbound, rules: from });
         const inboundRules = inboundRulesOf(plan, type);
         if (inboundRules.length) entry.inboundRules.push({ inbound, rules: inboundRules });
@@ -93,24 +91,10 @@ function byPort(plans: readonly InboundPlan[]): InboundPlan[] {
   return [...plans].sort((a, b) => (a.inbound.port ?? 0) - (b.inbound.port ?? 0));
 }
 
+/** Kuma's `Inbound`: the Dataplane's own inbound `name` only when it declared one. */
 function inboundRef(plan: InboundPlan): InboundRef {
   const { inbound } = plan;
-  const named = inbound.name !== String(inbound.port) && !inbound.name.startsWith("inbound[") && inbound.name !== "gateway";
-  return { ...(named ? { name: inbound.name } : {}), port: inbound.port ?? 0, tags: { ...inbound.tags } };
-}
-
-/** Legacy `from` rules of one inbound and kind: Kuma's tag-subset rules with the contributing policies. */
-function fromRules(plan: FromPlan | undefined): Rule[] {
-  if (!plan || plan.items.length === 0) return [];
-  return buildRules(plan.items).rules.map((r) => ({
-    matchers: r.subset.map(matcher),
-    conf: r.conf,
-    origin: plan.policies.filter((p) => r.origin.includes(p.name)).map(metaOf),
-  }));
-}
-
-function matcher(t: Tag): RuleMatcher {
-  return { key: t.key, value: t.value, not: t.not };
+  return { ...(inbound.declaredName ? { name: inbound.declaredName } : {}), port: inbound.port ?? 0, tags: { ...inbound.tags } };
 }
 
 /**

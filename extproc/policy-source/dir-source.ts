@@ -4,7 +4,9 @@
 import { watch, type FSWatcher } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
+import type { KumaVersion } from "../policy/kuma-version.js";
 import { parsePolicyTextAsync, type Rejected } from "../policy/parse.js";
+import { resourcesOf, type Resource } from "../policy/resources.js";
 import type { Policy } from "../policy/types.js";
 import type { ApplyPolicies, PolicySource } from "./source.js";
 
@@ -22,6 +24,8 @@ export interface DirSourceOptions {
   debounceMs?: number;
   /** Periodic rescan (0 disables). @default 5000 */
   rescanIntervalMs?: number;
+  /** Whose validators decide what loads. @default the engine default (2.14) */
+  kumaVersion?: KumaVersion;
 }
 
 export interface ScanReport {
@@ -37,6 +41,8 @@ interface FileState {
   /** The text last parsed: an unchanged file is not parsed again (content, not mtime, so same-tick rewrites count). */
   text: string;
   policies: Policy[];
+  /** `kind: Mesh` and service resources of the file. */
+  resources: Resource[];
   rejected: Rejected[];
 }
 
@@ -123,11 +129,12 @@ export class DirPolicySource implements PolicySource {
     }
     this.files = next;
     const policies = [...next.values()].flatMap((s) => s.policies);
-    const signature = JSON.stringify(policies.map((p) => [p.source, p.type, p.name, p.labels, p.spec]));
+    const resources = [...next.values()].flatMap((s) => s.resources);
+    const signature = JSON.stringify([policies.map((p) => [p.source, p.type, p.name, p.labels, p.spec]), resources]);
     const applied = signature !== this.lastApplied || !this.isLoaded;
     if (applied && !this.stopped) {
       this.lastApplied = signature;
-      this.opts.apply(policies, `dir:${this.opts.dir}`);
+      this.opts.apply(policies, `dir:${this.opts.dir}`, resourcesOf(resources));
       this.isLoaded = true;
       this.opts.log?.info({ dir: this.opts.dir, files: next.size, policies: policies.length, rejected: rejected.length }, "policies loaded");
     }
@@ -141,9 +148,10 @@ export class DirPolicySource implements PolicySource {
       const text = await readFile(file, "utf8");
       if (prev && prev.text === text) return prev;
       // Parsed in slices with setImmediate between them: a big file must not stall requests in flight.
-      const parsed = await parsePolicyTextAsync(text, file, () => new Promise((resolve) => setImmediate(resolve)));
+      const parsed = await parsePolicyTextAsync(text, file, () => new Promise((resolve) => setImmediate(resolve)), { kumaVersion: this.opts.kumaVersion });
       for (const r of parsed.rejected) this.opts.log?.warn({ file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
-      return { text, policies: keepLastGood(parsed.policies, parsed.rejected, prev), rejected: parsed.rejected };
+      for (const p of parsed.policies) if (p.warnings.length > 0) this.opts.log?.warn({ file, kind: p.type, name: p.name, warnings: p.warnings }, "policy uses deprecated Kuma fields");
+      return { text, policies: keepLastGood(parsed.policies, parsed.rejected, prev), resources: parsed.resources, rejected: parsed.rejected };
     } catch (err) {
       this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
       return prev;

@@ -11,7 +11,9 @@ import { readPolicyCache, writePolicyCache } from "./cache-file.js";
 import { KumaClient, SyncError } from "./kuma-client.js";
 import { PolicySourceMetrics } from "./metrics.js";
 import { FETCHED_TYPES, isOptionalType, validateFetched } from "./resource-set.js";
-import type { ApplyPolicies, MeshResources, PolicySource } from "./source.js";
+import type { KumaVersion } from "../policy/kuma-version.js";
+import type { MeshResources } from "../policy/resources.js";
+import type { ApplyPolicies, PolicySource } from "./source.js";
 
 export interface HttpPolicySourceOptions {
   /** Control plane REST API, e.g. http://127.0.0.1:5681 */
@@ -28,6 +30,8 @@ export interface HttpPolicySourceOptions {
   /** @default 10000 */
   requestTimeoutMs?: number;
   apply: ApplyPolicies;
+  /** Whose validation rules decide which policies load. @default the engine default (2.14) */
+  kumaVersion?: KumaVersion;
   log: Logger;
   registry: Registry;
   backoff?: Backoff;
@@ -164,7 +168,7 @@ export class HttpPolicySource implements PolicySource {
   private applyIfChanged(items: Resource[]): void {
     const fingerprint = createHash("sha256").update(JSON.stringify(items.map(stripVolatile))).digest("hex");
     if (fingerprint === this.fingerprint) return;
-    const { policies, resources, good, rejected } = validateFetched(items, this.opts.mesh, (item) => `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`);
+    const { policies, resources, good, rejected } = validateFetched(items, this.opts.mesh, this.opts.kumaVersion, (item) => `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`);
     for (const r of rejected) this.log.warn({ kind: r.kind, name: r.name, violations: r.violations }, "rejected invalid resource from the control plane; the others apply");
     this.commit(policies, this.origin, rejected.length, resources);
     this.fingerprint = fingerprint;
@@ -191,7 +195,7 @@ export class HttpPolicySource implements PolicySource {
     try {
       const cache = await readPolicyCache(this.opts.cacheFile);
       if (!cache) return void this.log.warn({ cacheFile: this.opts.cacheFile }, "control plane unreachable and no policy cache yet");
-      const { policies, resources, rejected } = validateFetched(cache.items as Resource[], this.opts.mesh);
+      const { policies, resources, rejected } = validateFetched(cache.items as Resource[], this.opts.mesh, this.opts.kumaVersion);
       this.commit(policies, `cache:${this.opts.cacheFile} (saved ${cache.savedAt})`, rejected.length, resources);
     } catch (err) {
       this.log.error({ err: (err as Error).message, cacheFile: this.opts.cacheFile }, "could not read the policy cache file");
@@ -240,9 +244,9 @@ export class HttpPolicySource implements PolicySource {
   }
 }
 
-/** Timestamps alone do not make a new policy set. */
+/** Timestamps alone do not make a new policy set (whether there is one does: a bare mesh is not a stored Mesh). */
 function stripVolatile(r: Resource): unknown {
   if (!r || typeof r !== "object") return r;
-  const { creationTime: _c, modificationTime: _m, ...rest } = r;
-  return rest;
+  const { creationTime, modificationTime: _m, ...rest } = r;
+  return creationTime === undefined ? rest : { ...rest, stored: true };
 }

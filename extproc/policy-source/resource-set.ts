@@ -4,8 +4,9 @@
 import { meshViolations } from "../kuma-rest/mesh-resource.js";
 import { MESH_TYPE, POLICY_TYPES, type Resource, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
 import { serviceResourceViolations } from "../kuma-rest/service-resources.js";
+import type { KumaVersion } from "../policy/kuma-version.js";
 import { validatePolicyObject, type Policy, type Violation } from "../policy/parse.js";
-import type { MeshResources } from "./source.js";
+import { type MeshResources, type Resource as EngineResource, resourceFromObject, resourcesOf } from "../policy/resources.js";
 
 /** Every list a sync reads: the policy kinds, the service kinds, and the meshes list (for this mesh's Mesh). */
 export const FETCHED_TYPES: readonly ResourceType[] = [...POLICY_TYPES, ...SERVICE_TYPES, MESH_TYPE];
@@ -29,31 +30,45 @@ export interface ValidatedSet {
   rejected: RejectedItem[];
 }
 
-/** Validates every item on its own: invalid ones are reported, the rest make the set. Meshes other than `mesh` are dropped. */
-export function validateFetched(items: readonly Resource[], mesh: string, sourceOf?: (item: Resource) => string): ValidatedSet {
-  const set: ValidatedSet = { policies: [], resources: { services: [] }, good: [], rejected: [] };
+/**
+ * Validates every item on its own, policies by the rules of `kumaVersion`: invalid ones are reported, the rest
+ * make the set (Mesh and service resources read into the engine's form). Meshes other than `mesh` are dropped.
+ */
+export function validateFetched(items: readonly Resource[], mesh: string, kumaVersion?: KumaVersion, sourceOf?: (item: Resource) => string): ValidatedSet {
+  const set: ValidatedSet = { policies: [], resources: resourcesOf([]), good: [], rejected: [] };
+  const resources: EngineResource[] = [];
   for (const item of items) {
     const kind = (item as { type?: unknown } | null)?.type;
     if (kind === MESH_TYPE.kind && item.name !== mesh) continue;
-    const violations = check(item, kind);
-    if (violations.length) {
-      set.rejected.push({ kind, name: (item as { name?: unknown } | null)?.name, violations });
+    // The embedded control plane lists a mesh that only holds resources as a bare {type, name}: no Mesh was
+    // stored, so its mTLS state is unknown (MeshTrafficPermission applies as in 2.6). Stored Meshes, and every
+    // Mesh of a real Kuma, carry creationTime.
+    if (kind === MESH_TYPE.kind && (item as { creationTime?: unknown }).creationTime === undefined) continue;
+    const reject = (violations: Violation[]) => set.rejected.push({ kind, name: (item as { name?: unknown } | null)?.name, violations });
+    if (kind === MESH_TYPE.kind || SERVICE_TYPES.some((t) => t.kind === kind)) {
+      const { resource, violations } = readResource(item, kind as string);
+      if (!resource) reject(violations);
+      else {
+        resources.push(resource);
+        set.good.push(item);
+      }
       continue;
     }
-    set.good.push(item);
-    if (kind === MESH_TYPE.kind) set.resources.mesh = item;
-    else if (SERVICE_TYPES.some((t) => t.kind === kind)) set.resources.services.push(item);
-    else {
-      const { policy } = validatePolicyObject(item);
-      if (sourceOf) policy!.source = sourceOf(item);
-      set.policies.push(policy!);
+    const { policy, violations } = validatePolicyObject(item, kumaVersion);
+    if (!policy) {
+      reject(violations);
+      continue;
     }
+    if (sourceOf) policy.source = sourceOf(item);
+    set.policies.push(policy);
+    set.good.push(item);
   }
+  set.resources = resourcesOf(resources);
   return set;
 }
 
-function check(item: Resource, kind: unknown): Violation[] {
-  if (kind === MESH_TYPE.kind) return meshViolations(item.name, item);
-  if (typeof kind === "string" && SERVICE_TYPES.some((t) => t.kind === kind)) return serviceResourceViolations(kind, item);
-  return validatePolicyObject(item).violations;
+/** A Mesh or service resource: Kuma's validation, then the engine's reading of it. */
+function readResource(item: Resource, kind: string): { resource?: EngineResource; violations: Violation[] } {
+  const violations = kind === MESH_TYPE.kind ? meshViolations(item.name, item) : serviceResourceViolations(kind, item);
+  return violations.length ? { violations } : resourceFromObject(item);
 }

@@ -3,8 +3,11 @@
 // by destination service. A decision then touches only what selects this proxy.
 import type { Dataplane, Inbound } from "./dataplane.js";
 import { buildFromPlan, type FromPlan } from "./from-items.js";
+import { buildRulesPlan, type RulesPlan } from "./inbound-rules.js";
+import { DEFAULT_KUMA_VERSION, versionTraits, type KumaVersion, type VersionTraits } from "./kuma-version.js";
 import { selectedInbounds } from "./match.js";
-import { sortByPrecedence, type Compat } from "./precedence.js";
+import { sortByPrecedence } from "./precedence.js";
+import { meshMtls, NO_RESOURCES, type MeshResources } from "./resources.js";
 import { mergeRouteRules, type MergedRouteRule, type RouteEntry } from "./routes.js";
 import { policyKey, type Policy, type PolicyType, type RouteToItem } from "./types.js";
 
@@ -13,8 +16,10 @@ export const FROM_KINDS: readonly FromKind[] = ["MeshTrafficPermission", "MeshFa
 
 export interface InboundPlan {
   inbound: Inbound;
-  /** Present only when at least one policy of that kind selects the inbound. */
+  /** Legacy `from` path: present when a policy of that kind selects the inbound and the kind has no rules here. */
   from: Partial<Record<FromKind, FromPlan>>;
+  /** 2.10+ `rules` path: present when a selecting policy of that kind has `rules` (it then replaces `from`). */
+  rules: Partial<Record<FromKind, RulesPlan>>;
 }
 
 export interface OutboundPlan {
@@ -37,15 +42,33 @@ export interface Snapshot {
   otherMesh: number;
   /** Duplicated type/mesh/name: the later one in the input replaced the earlier. */
   duplicates: string[];
+  /** The Kuma version whose semantics this snapshot follows, and its row of the version table. */
+  kumaVersion: KumaVersion;
+  traits: VersionTraits;
+  /** The resources given with the policies (Mesh, services). */
+  resources: MeshResources;
+  /** The Mesh resource's mTLS state; undefined when no Mesh resource for this mesh was given. */
+  mtls?: boolean;
+  /** `kuma.io/effect: shadow` policies selecting this proxy: inspection only (2.7+). */
+  shadowed: Policy[];
+}
+
+export interface CompileOptions {
+  kumaVersion?: KumaVersion;
+  resources?: MeshResources;
 }
 
 const MERGED_ROUTE_CACHE = 4096;
 
-export function compile(input: readonly Policy[], dataplane: Dataplane, version: number, compat: Compat = "2.6"): Snapshot {
+export function compile(input: readonly Policy[], dataplane: Dataplane, version: number, opts: CompileOptions = {}): Snapshot {
+  const kumaVersion = opts.kumaVersion ?? DEFAULT_KUMA_VERSION;
+  const traits = versionTraits(kumaVersion);
+  const resources = opts.resources ?? NO_RESOURCES;
   const { policies, duplicates } = dedupe(input);
   const routesByName = new Map(policies.filter((p) => p.type === "MeshHTTPRoute" && p.mesh === dataplane.mesh).map((p) => [p.name, p]));
   const perInbound = dataplane.inbounds.map(() => new Map<FromKind, Policy[]>());
   const routes: Policy[] = [];
+  const shadowed: Policy[] = [];
   let unselected = 0;
   let otherMesh = 0;
   for (const p of policies) {
@@ -53,9 +76,13 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
       otherMesh++;
       continue;
     }
-    const selected = selectedInbounds(p, dataplane, routesByName);
+    const selected = selectedInbounds(p, dataplane, { traits, routes: routesByName });
     if (selected.length === 0) {
       unselected++;
+      continue;
+    }
+    if (p.shadow && traits.shadowEffect) {
+      shadowed.push(p);
       continue;
     }
     if (p.type === "MeshHTTPRoute") {
@@ -69,11 +96,20 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
     }
   }
   const inbounds = dataplane.inbounds.map((inbound, i) => {
-    const from: InboundPlan["from"] = {};
-    for (const [kind, list] of perInbound[i]!) from[kind] = buildFromPlan(kind, sortByPrecedence(list, compat));
-    return { inbound, from };
+    const plan: InboundPlan = { inbound, from: {}, rules: {} };
+    for (const [kind, list] of perInbound[i]!) {
+      const sorted = sortByPrecedence(list, traits);
+      const rules = traits.rulesKinds.has(kind) ? buildRulesPlan(kind, sorted, traits.ruleMatchExpansion) : undefined;
+      if (rules) plan.rules[kind] = rules;
+      else plan.from[kind] = buildFromPlan(kind, sorted);
+    }
+    return plan;
   });
-  return { version, dataplane, policies, inbounds, outbound: outboundPlan(sortByPrecedence(routes, compat)), unselected, otherMesh, duplicates };
+  const outbound = outboundPlan(sortByPrecedence(routes, traits));
+  const mtls = meshMtls(resources, dataplane.mesh);
+  const snap: Snapshot = { version, dataplane, policies, inbounds, outbound, unselected, otherMesh, duplicates, kumaVersion, traits, resources, shadowed };
+  if (mtls !== undefined) snap.mtls = mtls;
+  return snap;
 }
 
 function outboundPlan(routes: Policy[]): OutboundPlan {

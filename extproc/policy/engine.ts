@@ -8,9 +8,10 @@ import { IdentityCache, type ClientIdentity } from "./identity.js";
 import { decideInbound, type KindTrace } from "./inbound.js";
 import { decideOutbound, type OutboundEvaluation } from "./outbound.js";
 import { respond, type EvalContext } from "./outcomes.js";
-import type { Compat } from "./precedence.js";
+import type { KumaVersion } from "./kuma-version.js";
 import { BucketStore } from "./rate-limit.js";
 import type { RandomSource } from "./random.js";
+import { NO_RESOURCES, type MeshResources } from "./resources.js";
 import type { Policy } from "./types.js";
 
 /** The subset of a pino Logger the engine uses. */
@@ -26,8 +27,8 @@ export interface PolicyEngineOptions {
   trustKumaTagsHeader?: boolean;
   /** Decision before the first replace(). @default "deny" */
   beforeFirstSync?: "allow" | "deny";
-  /** Name tie-break rule. @default "2.6" */
-  compat?: Compat;
+  /** The Kuma version whose semantics decide (kuma-version.ts). @default "2.14" */
+  kumaVersion?: KumaVersion;
   nowMs?: () => number;
   random?: RandomSource;
   log?: DecisionLog;
@@ -81,13 +82,20 @@ export class PolicyEngine implements Decider {
     return this.snapshot;
   }
 
-  /** Compiles `policies` (already validated) and swaps them in; on failure the previous set stays. */
-  replace(policies: readonly Policy[]): ReplaceResult {
+  get kumaVersion(): KumaVersion | undefined {
+    return this.opts.kumaVersion;
+  }
+
+  /**
+   * Compiles `policies` (already validated) with the Mesh and service `resources` given alongside, and swaps
+   * them in; on failure the previous set stays.
+   */
+  replace(policies: readonly Policy[], resources: MeshResources = NO_RESOURCES): ReplaceResult {
     try {
-      const next = compile(policies, this.opts.dataplane, this.version + 1, this.opts.compat);
+      const next = compile(policies, this.opts.dataplane, this.version + 1, { kumaVersion: this.opts.kumaVersion, resources });
       this.version = next.version;
       this.snapshot = next;
-      this.buckets.retain(new Set(next.inbounds.filter((i) => i.from.MeshRateLimit).map((i) => i.inbound.name)));
+      this.buckets.retain(new Set(next.inbounds.filter((i) => i.from.MeshRateLimit || i.rules.MeshRateLimit).map((i) => i.inbound.name)));
       return { ok: true, version: next.version, policies: next.policies.length };
     } catch (err) {
       this.opts.log?.error({ err }, "policy compile failed; keeping the previous policy set");
@@ -135,7 +143,7 @@ export class PolicyEngine implements Decider {
     if (!inbound) {
       return { decision: { type: "continue", explain: { action: "allow", kind: "none", reason: "dataplane has no inbound" } }, identity, trace: [], snapshot: snap };
     }
-    const { decision, trace } = decideInbound(inbound, identity, ctx);
+    const { decision, trace } = decideInbound(inbound, identity, ctx, { traits: snap.traits, mtls: snap.mtls });
     return { decision, identity, inbound, trace, snapshot: snap };
   }
 }

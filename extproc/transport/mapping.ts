@@ -9,6 +9,7 @@ import { headerMapToMap, isEmptyEdits, toHeaderMutation } from "./headers.js";
 /** The attribute namespace Envoy uses for ext_proc attributes (the filter's canonical name). */
 export const ATTRIBUTES_NAMESPACE = "envoy.filters.http.ext_proc";
 export const PEER_URI_SAN_ATTRIBUTE = "connection.uri_san_peer_certificate";
+export const SNI_ATTRIBUTE = "connection.requested_server_name";
 
 /** gRPC status codes for local replies to gRPC clients, by HTTP status. */
 const GRPC_STATUS_FOR_HTTP: Record<number, number> = { 400: 3, 401: 16, 403: 7, 404: 12, 429: 8, 503: 14, 504: 4 };
@@ -26,6 +27,7 @@ export function requestFacts(
 ): RequestFacts {
   const map = headerMapToMap(headers.headers);
   const own = attributes[ATTRIBUTES_NAMESPACE] ?? {};
+  const sni = own[SNI_ATTRIBUTE];
   return {
     direction,
     method: (map.get(":method") ?? "GET").toUpperCase(),
@@ -34,6 +36,7 @@ export function requestFacts(
     scheme: map.get(":scheme") ?? "http",
     headers: map,
     peerUriSans: attributeStrings(own[PEER_URI_SAN_ATTRIBUTE]),
+    ...(typeof sni === "string" && sni !== "" ? { sni } : {}),
     requestId: map.get("x-request-id"),
   };
 }

@@ -3,7 +3,7 @@ import { Registry } from "prom-client";
 import { silentLogger } from "../../extproc/log.js";
 import { Backoff } from "../../extproc/policy-source/backoff.js";
 import { createHttpPolicySource, type HttpPolicySource, type HttpPolicySourceOptions } from "../../extproc/policy-source/http-source.js";
-import type { MeshResources } from "../../extproc/policy-source/source.js";
+import type { MeshResources } from "../../extproc/policy/resources.js";
 import type { Policy } from "../../extproc/policy/types.js";
 
 export interface Applied {

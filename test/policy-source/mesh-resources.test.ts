@@ -30,16 +30,19 @@ test("mesh-resources › given a Mesh and a MeshService in the embedded control 
   await source.start();
   const first = applied.at(-1)!;
   t.deepEqual(first.policies.map((p) => p.name), ["allow"]);
-  t.is(first.resources?.mesh?.name, "default", "only this mesh's Mesh");
-  t.deepEqual(first.resources?.mesh?.mtls, strictMesh.mtls);
-  t.deepEqual(first.resources?.services.map((s) => `${s.type}/${s.name}`), ["MeshService/orders"]);
+  t.deepEqual(first.resources?.meshes.map((m) => m.name), ["default"], "only this mesh's Mesh");
+  t.true(first.resources?.meshes[0]?.mtlsEnabled);
+  t.deepEqual(first.resources?.services.map((s) => `${s.kind}/${s.name}`), ["MeshService/orders"]);
+  t.deepEqual(first.resources?.services[0]?.ports, [{ port: 8080, name: "http", appProtocol: "http" }]);
   t.is(source.status.mode, "long-poll");
 
   const external = { type: "MeshExternalService", mesh: "default", name: "httpbin", spec: { match: { port: 443, protocol: "tcp" }, endpoints: [{ address: "httpbin.org", port: 443 }] } };
   await call(cp.url, "PUT", "/meshes/default/meshexternalservices/httpbin", external);
   t.true(await eventually(() => (applied.at(-1)?.resources?.services.length ?? 0) === 2, 3000));
   await call(cp.url, "DELETE", "/meshes/default");
-  t.true(await eventually(() => applied.at(-1)?.resources?.mesh?.mtls === undefined, 3000), "a deleted Mesh leaves the bare mesh: mTLS off");
+  t.true(await eventually(() => applied.at(-1)?.resources?.meshes.length === 0, 3000), "a deleted Mesh leaves a bare implicit mesh: mTLS state unknown");
+  await call(cp.url, "PUT", "/meshes/default", { type: "Mesh", name: "default" });
+  t.true(await eventually(() => applied.at(-1)?.resources?.meshes[0]?.mtlsEnabled === false, 3000), "a stored Mesh without mtls: mTLS off");
 });
 
 test("mesh-resources › given a server that serves an invalid service resource, when the source syncs, then that one is rejected and counted while the rest apply", async (t) => {
@@ -68,7 +71,7 @@ test("mesh-resources › given a Kuma without the /meshes list or service lists 
   await source.start();
   t.true(kuma.requests.some((r) => r.startsWith("GET /meshes?name=default")), "asked for the Mesh");
   t.deepEqual(applied.at(-1)!.policies.map((p) => p.name), ["allow"]);
-  t.is(applied.at(-1)!.resources?.mesh, undefined);
+  t.deepEqual(applied.at(-1)!.resources?.meshes, []);
   t.deepEqual(applied.at(-1)!.resources?.services, []);
 });
 
@@ -92,6 +95,6 @@ test("mesh-resources › given a cache written while the control plane was up, w
   await offline.source.start();
   const last = offline.applied.at(-1)!;
   t.regex(last.origin, /^cache:/);
-  t.deepEqual(last.resources?.mesh?.mtls, strictMesh.mtls);
+  t.true(last.resources?.meshes[0]?.mtlsEnabled);
   t.deepEqual(last.resources?.services.map((s) => s.name), ["orders"]);
 });

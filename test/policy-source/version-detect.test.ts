@@ -25,6 +25,11 @@ test("kuma-version › given a pinned --kuma-version, when resolved, then the pi
   t.deepEqual(await resolveKumaVersion(settings("http://127.0.0.1:1", "v2.9.4")), { version: "2.9", from: "flag" });
 });
 
+test("kuma-version › given a control plane newer than 2.14 within 2.x, when resolved, then it follows 2.14", async (t) => {
+  const url = await rootServer(t, { product: "Kuma", version: "2.15.0" });
+  t.is((await resolveKumaVersion(settings(url))).version, "2.14");
+});
+
 test("kuma-version › given a policy directory and no pin, when resolved, then the semantics follow Kuma 2.14", async (t) => {
   t.deepEqual(await resolveKumaVersion(settings("")), { version: "2.14", from: "default" });
 });
@@ -49,7 +54,7 @@ test("kuma-version › given the embedded control plane, when resolved, then it 
   t.deepEqual(await resolveKumaVersion(settings(cp.url)), { version: "2.14", from: "control-plane", reported: "2.14.3" });
 });
 
-for (const reported of ["3.0.0", "2.5.1", "0.0.0-preview.v9a8b7c"]) {
+for (const reported of ["3.0.0", "2.4.1", "0.0.0-preview.v9a8b7c"]) {
   test(`kuma-version › given a control plane reporting ${reported}, when resolved, then a ConfigError names the version and the flag`, async (t) => {
     const url = await rootServer(t, { product: "Kuma", version: reported });
     const err = await t.throwsAsync(resolveKumaVersion(settings(url)), { instanceOf: ConfigError });
@@ -67,7 +72,7 @@ test("kuma-version › given an unreachable control plane, when resolved, then 2
 test("kuma-version › given an unsupported pin on the command line, when the sidecar starts, then it exits 2 with a readable message", (t) => {
   const r = spawnSync(process.execPath, ["dist/extproc/cli.js", "sidecar", "--kuma-version", "1.8"], { encoding: "utf8", timeout: 20_000 });
   t.is(r.status, 2);
-  t.regex(r.stderr, /--kuma-version: Kuma 1\.8 is not supported \(supported: 2\.6 to 2\.14\)/);
+  t.regex(r.stderr, /--kuma-version: Kuma 1\.8 is not supported \(supported: 2\.5 to 2\.14, later 2\.x releases follow 2\.14\)/);
   const cp = spawnSync(process.execPath, ["dist/extproc/cli.js", "control-plane", "--kuma-version", "banana"], { encoding: "utf8", timeout: 20_000 });
   t.is(cp.status, 2);
   t.regex(cp.stderr, /--kuma-version: "banana" is not a Kuma version/);

@@ -47,7 +47,7 @@ test("dir-source › a rejected policy is logged with file, name and violations 
   const report = await s.source.scan();
   t.is(report.rejected.length, 1);
   t.deepEqual(actions(s.applied.at(-1)), ["a:Allow", "b:Allow"]);
-  const w = s.warnings.find((o) => (o as { name?: string }).name === "a") as { file: string; violations: unknown[] } | undefined;
+  const w = s.warnings.find((o) => (o as { name?: string }).name === "a" && "violations" in o) as { file: string; violations: unknown[] } | undefined;
   t.truthy(w);
   t.true(w!.file.endsWith("a.yaml"));
   t.deepEqual(w!.violations, [{ field: "spec.from[0].default.action", message: "must be one of Allow, Deny, AllowWithShadowDeny" }]);
