@@ -14,6 +14,7 @@ import type { Policy } from "./policy/types.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
 import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane, type LocalDataplane } from "./policy-source/from-config.js";
 import { inspectRules } from "./kuma-rest/inspect-rules.js";
+import { PLACEHOLDER_INBOUND_PORT } from "./policy-source/dataplane-client.js";
 import type { ApplyPolicies, PolicySource } from "./policy-source/source.js";
 import { resolveKumaVersion, type ResolvedKumaVersion } from "./policy-source/version-detect.js";
 import type { Readiness } from "./readiness.js";
@@ -37,7 +38,8 @@ function withKumaRules(reply: { status: number; body: unknown }, engine: PolicyE
   if (reply.status !== 200 || !snapshot || typeof reply.body !== "object" || reply.body === null) return reply.body;
   const { mesh, name } = local.dataplane;
   const labels = { ...(local.dataplane.labels ?? {}) };
-  return { ...reply.body, kumaRules: inspectRules(snapshot, { mesh, name, labels }) };
+  // Ports as registered: a dataplane described by --dataplane-tags registers the placeholder port.
+  return { ...reply.body, kumaRules: inspectRules(snapshot, { mesh, name, labels }, PLACEHOLDER_INBOUND_PORT) };
 }
 
 export async function startPolicyPlane(config: SidecarConfig, log: Logger, registry: Registry, readiness: Readiness, admin: AdminServer): Promise<PolicyPlane> {

@@ -65,8 +65,11 @@ export function metaOf(r: { type: string; mesh: string; name: string; labels?: R
   return { type: r.type, mesh: r.mesh, name: r.name, labels: { ...(r.labels ?? {}) } };
 }
 
-/** The inspect view of `snapshot`'s dataplane; `resource` is the Dataplane as stored (its Meta heads the answer). */
-export function inspectRules(snapshot: Snapshot, resource: { mesh: string; name: string; labels?: Record<string, string> }): InspectRules {
+/**
+ * The inspect view of `snapshot`'s dataplane; `resource` is the Dataplane as stored (its Meta heads the answer).
+ * `portlessPort` stands in for an inbound without a port (a dataplane described by tags only).
+ */
+export function inspectRules(snapshot: Snapshot, resource: { mesh: string; name: string; labels?: Record<string, string> }, portlessPort = 0): InspectRules {
   const matches = new Map<string, RouteMatch[]>();
   const rules: InspectRule[] = [];
   for (const type of INSPECT_ORDER) {
@@ -74,7 +77,7 @@ export function inspectRules(snapshot: Snapshot, resource: { mesh: string; name:
     if (type === "MeshHTTPRoute") entry.toRules = routeToRules(snapshot, matches);
     else {
       for (const plan of byPort(snapshot.inbounds)) {
-        const inbound = inboundRef(plan);
+        const inbound = inboundRef(plan, portlessPort);
         const from = fromRulesOf(snapshot, plan, type);
         if (from.length) entry.fromRules.push({ inbound, rules: from });
         const inboundRules = inboundRulesOf(plan, type);
@@ -92,9 +95,9 @@ function byPort(plans: readonly InboundPlan[]): InboundPlan[] {
 }
 
 /** Kuma's `Inbound`: the Dataplane's own inbound `name` only when it declared one. */
-function inboundRef(plan: InboundPlan): InboundRef {
+function inboundRef(plan: InboundPlan, portlessPort: number): InboundRef {
   const { inbound } = plan;
-  return { ...(inbound.declaredName ? { name: inbound.declaredName } : {}), port: inbound.port ?? 0, tags: { ...inbound.tags } };
+  return { ...(inbound.declaredName ? { name: inbound.declaredName } : {}), port: inbound.port ?? portlessPort, tags: { ...inbound.tags } };
 }
 
 /**
