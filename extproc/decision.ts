@@ -58,6 +58,8 @@ export interface ContinueDecision extends DecisionBase {
   requestHeaders?: HeaderEdits;
   /** Edits to apply in the response_headers phase; when absent the response phase can be skipped. */
   responseHeaders?: HeaderEdits;
+  /** The request edits change :path or :authority (a MeshHTTPRoute URLRewrite): Envoy must pick the route again. */
+  clearRouteCache?: boolean;
 }
 
 /** Answer locally (deny, abort, rate limit): Envoy sends this response and skips the upstream. */

@@ -8,7 +8,8 @@ import { DEFAULT_KUMA_VERSION, versionTraits, type KumaVersion, type VersionTrai
 import { selectedInbounds } from "./match.js";
 import { sortByPrecedence } from "./precedence.js";
 import { meshMtls, NO_RESOURCES, type MeshResources } from "./resources.js";
-import { mergeRouteRules, type MergedRouteRule, type RouteEntry } from "./routes.js";
+import { refResolvesTo, type Destination } from "./destinations.js";
+import { mergeRouteRules, routeTable, type RouteEntry, type RouteTable } from "./routes.js";
 import { policyKey, type Policy, type PolicyType, type RouteToItem } from "./types.js";
 
 export type FromKind = Exclude<PolicyType, "MeshHTTPRoute">;
@@ -25,9 +26,17 @@ export interface InboundPlan {
 export interface OutboundPlan {
   /** MeshHTTPRoutes selecting any inbound of this proxy, ascending priority. */
   routes: Policy[];
+  /** Legacy destinations: `to[].targetRef: {kind: MeshService, name}` by kuma.io/service name. */
   byService: Map<string, RouteEntry[]>;
   meshEntries: RouteEntry[];
-  merged: Map<string, MergedRouteRule[]>;
+  /** Every non-Mesh `to[]` entry, for resolution against real service resources. */
+  entries: RouteEntry[];
+  merged: Map<string, RouteTable>;
+  /** 2.7+: routes ordered by match specificity; up to 2.7 header values split on commas. */
+  specificity: boolean;
+  splitHeaderValues: boolean;
+  resources: MeshResources;
+  mesh: string;
 }
 
 export interface Snapshot {
@@ -105,21 +114,32 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
     }
     return plan;
   });
-  const outbound = outboundPlan(sortByPrecedence(routes, traits));
+  const outbound = outboundPlan(sortByPrecedence(routes, traits), traits, resources, dataplane.mesh);
   const mtls = meshMtls(resources, dataplane.mesh);
   const snap: Snapshot = { version, dataplane, policies, inbounds, outbound, unselected, otherMesh, duplicates, kumaVersion, traits, resources, shadowed };
   if (mtls !== undefined) snap.mtls = mtls;
   return snap;
 }
 
-function outboundPlan(routes: Policy[]): OutboundPlan {
-  const plan: OutboundPlan = { routes, byService: new Map(), meshEntries: [], merged: new Map() };
+function outboundPlan(routes: Policy[], traits: VersionTraits, resources: MeshResources, mesh: string): OutboundPlan {
+  const plan: OutboundPlan = {
+    routes,
+    byService: new Map(),
+    meshEntries: [],
+    entries: [],
+    merged: new Map(),
+    specificity: traits.routeSpecificitySort,
+    splitHeaderValues: traits.routeHeaderCommaSplit,
+    resources,
+    mesh,
+  };
   for (const policy of routes) {
     (policy.spec.to ?? []).forEach((raw, toIndex) => {
       const entry: RouteEntry = { policy, toIndex, item: raw as RouteToItem };
       const ref = raw.targetRef;
       if (ref.kind === "Mesh") plan.meshEntries.push(entry);
-      else if (ref.kind === "MeshService" && ref.name) {
+      else plan.entries.push(entry);
+      if (ref.kind === "MeshService" && ref.name && ref.labels === undefined && ref.sectionName === undefined) {
         if (!plan.byService.has(ref.name)) plan.byService.set(ref.name, []);
         plan.byService.get(ref.name)!.push(entry);
       }
@@ -128,18 +148,21 @@ function outboundPlan(routes: Policy[]): OutboundPlan {
   return plan;
 }
 
-/** Merged route rules towards `service` (Mesh entries plus that service's, in priority order), cached. */
-export function routeRulesFor(plan: OutboundPlan, service: string): MergedRouteRule[] {
-  const cached = plan.merged.get(service);
+/**
+ * Route table towards a destination: Mesh entries plus the entries that name it — a real resource when
+ * `dest` is given (its refs resolved), else a kuma.io/service name — merged in priority order, cached.
+ */
+export function routeTableFor(plan: OutboundPlan, service: string, dest?: Destination): RouteTable {
+  const key = dest ? dest.key : `service/${service}`;
+  const cached = plan.merged.get(key);
   if (cached) return cached;
   const rank = new Map(plan.routes.map((p, i) => [p, i]));
-  const entries = [...plan.meshEntries, ...(plan.byService.get(service) ?? [])].sort(
-    (a, b) => rank.get(a.policy)! - rank.get(b.policy)! || a.toIndex - b.toIndex,
-  );
-  const merged = mergeRouteRules(entries);
+  const named = dest ? plan.entries.filter((e) => refResolvesTo(e.item.targetRef, e.policy, dest)) : (plan.byService.get(service) ?? []);
+  const entries = [...plan.meshEntries, ...named].sort((a, b) => rank.get(a.policy)! - rank.get(b.policy)! || a.toIndex - b.toIndex);
+  const table = routeTable(mergeRouteRules(entries), plan.specificity);
   if (plan.merged.size >= MERGED_ROUTE_CACHE) plan.merged.clear();
-  plan.merged.set(service, merged);
-  return merged;
+  plan.merged.set(key, table);
+  return table;
 }
 
 function dedupe(input: readonly Policy[]): { policies: Policy[]; duplicates: string[] } {

@@ -2,7 +2,9 @@
 // without side effects and report the decision, the policies that matched in precedence order, and the
 // merged conf per kind. Transport-free: takes plain JSON, builds RequestFacts.
 import type { Decision, RequestFacts } from "../decision.js";
+import type { Snapshot } from "./compile.js";
 import type { PolicyEngine } from "./engine.js";
+import { dataplaneRules, type InspectRules } from "./inspect.js";
 import { regionTags } from "./from-items.js";
 import { describedIdentity, tagSetToObject, type ClientIdentity } from "./identity.js";
 import { at, Issues } from "./issues.js";
@@ -31,6 +33,10 @@ export interface ExplainReport {
   merged: Record<string, unknown>;
   regions?: Record<string, Array<{ subset: Tag[]; conf: unknown; from: string[] }>>;
   rules?: Record<string, KumaRule[]>;
+  /** With `rules: true`: this dataplane's rule view in the shape of Kuma's `/dataplanes/{name}/_rules`. */
+  dataplaneRules?: InspectRules;
+  /** MeshHTTPRoute filters of the matched rule that ext_proc cannot apply (RequestMirror, backendRefs, …). */
+  notApplied?: string[];
   /** Rules path (2.10+): per kind, the rules that applied to this client, in the order they were applied. */
   matchedRules?: Record<string, Array<{ policy: string; rule: string; match: unknown; conf: unknown }>>;
 }
@@ -89,6 +95,8 @@ export function explainRequest(engine: PolicyEngine, input: ExplainInput): Expla
     for (const p of ev.snapshot?.outbound.routes ?? []) report.policies.push(policyReport(p, contributing.has(p)));
     if (ob.matched) report.merged.MeshHTTPRoute = ob.matched.rule.default;
     if (input.withRules) report.rules = { MeshHTTPRoute: ob.rules.map((r) => ({ subset: [], conf: { matches: r.matches, default: r.default }, origin: r.sources.map((s) => `${s.policy.name} ${s.rule}`) })) };
+    if (input.withRules && ev.snapshot) report.dataplaneRules = rulesView(ev.snapshot);
+    if (ob.notApplied && ob.notApplied.length > 0) report.notApplied = ob.notApplied;
     return report;
   }
   if (ev.identity) {
@@ -117,7 +125,12 @@ export function explainRequest(engine: PolicyEngine, input: ExplainInput): Expla
     report.rules = {};
     for (const [kind, plan] of Object.entries(ev.inbound.from)) report.rules[kind] = buildRules(plan.items).rules;
   }
+  if (input.withRules && ev.snapshot) report.dataplaneRules = rulesView(ev.snapshot);
   return report;
+}
+
+function rulesView(snap: Snapshot): InspectRules {
+  return dataplaneRules(snap.policies, snap.dataplane, { kumaVersion: snap.kumaVersion, resources: snap.resources });
 }
 
 function policyReport(p: { type: string; name: string; origin?: string; spec: { targetRef: unknown } }, contributed: boolean): PolicyReport {

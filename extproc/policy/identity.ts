@@ -20,6 +20,8 @@ export interface ClientIdentity {
   spiffe?: string;
   /** TLS SNI the client asked for (ext_proc attribute connection.requested_server_name). */
   sni?: string;
+  /** SPIFFE ID + SNI as one cache key of the rules path, computed on first use. */
+  ruleKey?: string;
 }
 
 export interface IdentityOptions {

@@ -22,6 +22,49 @@ export interface RulesPlan {
   /** `from`-based policies left out because this inbound has rules of the kind (MTP, MFI; §4.2). */
   ignoredFrom: Policy[];
   rules: InboundRuleEntry[];
+  /** Per-client results (keyed by SPIFFE ID and SNI): what matches depends only on those. */
+  cache: Map<string, unknown>;
+  /** Built on first use: rules that can only match one exact SPIFFE ID, by that ID; the rest in `scan`. */
+  index?: { byExact: Map<string, number[]>; scan: number[] };
+}
+
+/**
+ * The rules that may hold for this client, in rule order: every rule except those whose matches (for MTP: list
+ * entries) are all SPIFFE Exact matches of other IDs. Keeps per-client work independent of the rule count.
+ */
+export function candidateRules(plan: RulesPlan, client: Pick<ClientIdentity, "spiffe">): InboundRuleEntry[] {
+  plan.index ??= buildIndex(plan);
+  const exact = client.spiffe !== undefined ? plan.index.byExact.get(client.spiffe) : undefined;
+  if (!exact) return plan.index.scan.map((i) => plan.rules[i]!);
+  return [...plan.index.scan, ...exact].sort((a, b) => a - b).map((i) => plan.rules[i]!);
+}
+
+function buildIndex(plan: RulesPlan): NonNullable<RulesPlan["index"]> {
+  const byExact = new Map<string, number[]>();
+  const scan: number[] = [];
+  plan.rules.forEach((r, i) => {
+    const ms = r.matches ?? (plan.kind === "MeshTrafficPermission" ? MTP_LIST_FIELDS.flatMap((f) => (r.conf[f] as RuleMatch[] | undefined) ?? []) : undefined);
+    const ids = ms && ms.length > 0 && ms.every((m) => m.spiffeID?.type === "Exact" && !m.sni) ? new Set(ms.map((m) => m.spiffeID!.value)) : undefined;
+    if (!ids) scan.push(i);
+    else for (const id of ids) byExact.set(id, [...(byExact.get(id) ?? []), i]);
+  });
+  return { byExact, scan };
+}
+
+const MTP_LIST_FIELDS = ["allow", "allowWithShadowDeny", "deny"] as const;
+
+const RULES_CACHE_ENTRIES = 4096;
+
+/** The result of `compute` for this client on this plan, computed once per distinct SPIFFE ID + SNI + source. */
+export function perClient<T>(plan: RulesPlan, client: Pick<ClientIdentity, "spiffe" | "sni" | "source" | "ruleKey">, compute: () => T): T {
+  // Kept on the (cached) identity: the same string object hashes once, not on every request. The source is in
+  // the key because cached outcomes carry reason texts that name it.
+  const key = (client.ruleKey ??= `${client.spiffe ?? ""}\u0000${client.sni ?? ""}\u0000${client.source}`);
+  if (plan.cache.has(key)) return plan.cache.get(key) as T;
+  const value = compute();
+  if (plan.cache.size >= RULES_CACHE_ENTRIES) plan.cache.clear();
+  plan.cache.set(key, value);
+  return value;
 }
 
 /** "From as rules" kinds: their `from` items (kind Mesh only) become catch-all rules. */
@@ -34,7 +77,7 @@ const FROM_AS_RULES: ReadonlySet<PolicyType> = new Set(["MeshRateLimit"]);
  */
 export function buildRulesPlan(kind: PolicyType, sorted: readonly Policy[], expand: boolean): RulesPlan | undefined {
   if (!sorted.some((p) => (p.spec.rules?.length ?? 0) > 0)) return undefined;
-  const plan: RulesPlan = { kind, policies: [], ignoredFrom: [], rules: [] };
+  const plan: RulesPlan = { kind, policies: [], ignoredFrom: [], rules: [], cache: new Map() };
   for (const policy of sorted) {
     const rules = policy.spec.rules ?? [];
     if (rules.length > 0) {

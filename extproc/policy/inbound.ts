@@ -8,7 +8,7 @@ import type { ClientIdentity } from "./identity.js";
 import { tagSetKey } from "./identity.js";
 import type { InboundRuleEntry, RulesPlan } from "./inbound-rules.js";
 import { decideMtp, type MtpEnv } from "./mtp.js";
-import { faultDecision, limitDecision, respond, type EvalContext, type FaultResult, type LimitResult } from "./outcomes.js";
+import { faultDecision, limitDecision, respond, type EvalContext, type FaultResult, type LimitResult, type Who } from "./outcomes.js";
 import { decidingRule, layerLimits, limitScope, stackFaults } from "./rules-decide.js";
 import type { PolicyType } from "./types.js";
 
@@ -31,12 +31,12 @@ export interface Evaluation {
 export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: EvalContext, env: MtpEnv): Evaluation {
   const trace: KindTrace[] = [];
   const clientKey = client.key ?? tagSetKey(client.tags);
-  // Legacy paths name the client by its tags, rules paths by its SPIFFE ID.
-  const describe = `client ${clientKey || "(no identity)"} via ${client.source}`;
-  const describeId = `client ${client.spiffe ?? "(no SPIFFE ID)"}${client.sni ? ` sni ${client.sni}` : ""} via ${client.source}`;
+  // Legacy paths name the client by its tags, rules paths by its SPIFFE ID (texts built only when used).
+  const describe: Who = () => `client ${clientKey || "(no identity)"} via ${client.source}`;
+  const describeId: Who = () => `client ${client.spiffe ?? "(no SPIFFE ID)"}${client.sni ? ` sni ${client.sni}` : ""} via ${client.source}`;
   let allow: Explanation = { action: "allow", kind: "none", reason: `no MeshTrafficPermission selects inbound ${plan.inbound.name}` };
 
-  const mtp = decideMtp(plan, client, clientKey, plan.rules.MeshTrafficPermission ? describeId : describe, env);
+  const mtp = decideMtp(plan, client, clientKey, plan.from.MeshTrafficPermission ? describe : describeId, env);
   if (mtp) {
     const t: KindTrace = { kind: "MeshTrafficPermission", matches: mtp.matches ?? [], outcome: mtp.outcome };
     if (plan.from.MeshTrafficPermission) t.plan = plan.from.MeshTrafficPermission;
@@ -66,7 +66,7 @@ export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: Ev
   return { decision, trace };
 }
 
-function faultStep(plan: InboundPlan, client: ClientIdentity, clientKey: string, describe: string, ctx: EvalContext, trace: KindTrace[]): FaultResult | undefined {
+function faultStep(plan: InboundPlan, client: ClientIdentity, clientKey: string, describe: Who, ctx: EvalContext, trace: KindTrace[]): FaultResult | undefined {
   const rules = plan.rules.MeshFaultInjection;
   if (rules) {
     const stacked = stackFaults(rules, client);
@@ -84,7 +84,7 @@ function faultStep(plan: InboundPlan, client: ClientIdentity, clientKey: string,
   return fault;
 }
 
-function limitStep(plan: InboundPlan, client: ClientIdentity, clientKey: string, describe: string, ctx: EvalContext, trace: KindTrace[]): LimitResult | undefined {
+function limitStep(plan: InboundPlan, client: ClientIdentity, clientKey: string, describe: Who, ctx: EvalContext, trace: KindTrace[]): LimitResult | undefined {
   const name = plan.inbound.name;
   const rules = plan.rules.MeshRateLimit;
   if (rules) {

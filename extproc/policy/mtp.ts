@@ -5,8 +5,9 @@ import type { Explanation } from "../decision.js";
 import type { InboundPlan } from "./compile.js";
 import { decidingItem, matchFrom, type FromMatch } from "./from-items.js";
 import type { ClientIdentity } from "./identity.js";
-import { matchHolds, type InboundRuleEntry, type RulesPlan } from "./inbound-rules.js";
+import { candidateRules, matchHolds, perClient, type InboundRuleEntry, type RulesPlan } from "./inbound-rules.js";
 import type { VersionTraits } from "./kuma-version.js";
+import type { Who } from "./outcomes.js";
 import type { RuleMatch } from "./types.js";
 
 export interface MtpOutcome {
@@ -36,18 +37,24 @@ export interface MtpEnv {
 }
 
 /** undefined: no MTP selects the inbound and the mesh's state says everything is allowed. */
-export function decideMtp(plan: InboundPlan, client: ClientIdentity, clientKey: string, describe: string, env: MtpEnv): MtpOutcome | undefined {
+export function decideMtp(plan: InboundPlan, client: ClientIdentity, clientKey: string, who: Who, env: MtpEnv): MtpOutcome | undefined {
   const name = plan.inbound.name;
   if (env.mtls === false) {
     if (!plan.rules.MeshTrafficPermission && !plan.from.MeshTrafficPermission) return undefined;
     return allowed(`mesh mTLS is off: MeshTrafficPermission does not apply on inbound ${name}`, "not applied (mTLS off)");
   }
   const rules = plan.rules.MeshTrafficPermission;
-  if (rules) return env.traits.mtpRules === "pooled" ? pooled(rules, client, describe) : perRule(rules, client, describe);
+  if (rules) {
+    // The whole outcome (with its reason text) is kept per client: the rules path builds no strings per request.
+    return perClient(rules, client, () => {
+      const hit = env.traits.mtpRules === "pooled" ? pooledHit(rules, client) : perRuleHit(rules, client);
+      return hit ? fromHit(hit, who()) : noHit(rules, who());
+    });
+  }
   const from = plan.from.MeshTrafficPermission;
-  if (from) return legacy(from, client, clientKey, describe, name);
+  if (from) return legacy(from, client, clientKey, who(), name);
   if (env.mtls === true) {
-    const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", reason: `${describe}: mesh mTLS is on and no MeshTrafficPermission selects inbound ${name} (deny all)` };
+    const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", reason: `${who()}: mesh mTLS is on and no MeshTrafficPermission selects inbound ${name} (deny all)` };
     return { explain, denied: true, outcome: "deny (no MeshTrafficPermission under mTLS)" };
   }
   return undefined;
@@ -57,23 +64,19 @@ function allowed(reason: string, outcome: string): MtpOutcome {
   return { explain: { action: "allow", kind: "none", reason }, denied: false, outcome };
 }
 
-/** v2.14.0: any deny of any rule, then any allow / allowWithShadowDeny, else deny. */
-function pooled(plan: RulesPlan, client: ClientIdentity, describe: string): MtpOutcome {
-  const deny = firstHit(plan.rules, client, ["deny"]);
-  if (deny) return fromHit(deny, describe);
-  const shadow = firstHit(plan.rules, client, ["allowWithShadowDeny"]);
-  const allow = shadow ?? firstHit(plan.rules, client, ["allow"]);
-  if (allow) return fromHit(allow, describe);
-  return noHit(plan, describe);
+/** v2.14.0: any deny of any rule, then any allow / allowWithShadowDeny, else none (deny). */
+function pooledHit(plan: RulesPlan, client: ClientIdentity): MtpHit | undefined {
+  const rules = candidateRules(plan, client);
+  return firstHit(rules, client, ["deny"]) ?? firstHit(rules, client, ["allowWithShadowDeny"]) ?? firstHit(rules, client, ["allow"]);
 }
 
 /** 2.12–2.13: rules in ascending policy priority, each its deny list then its allow lists; the first match decides. */
-function perRule(plan: RulesPlan, client: ClientIdentity, describe: string): MtpOutcome {
-  for (const entry of plan.rules) {
+function perRuleHit(plan: RulesPlan, client: ClientIdentity): MtpHit | undefined {
+  for (const entry of candidateRules(plan, client)) {
     const hit = firstHit([entry], client, ["deny"]) ?? firstHit([entry], client, ["allow", "allowWithShadowDeny"]);
-    if (hit) return fromHit(hit, describe);
+    if (hit) return hit;
   }
-  return noHit(plan, describe);
+  return undefined;
 }
 
 function firstHit(entries: readonly InboundRuleEntry[], client: ClientIdentity, lists: readonly MtpList[]): MtpHit | undefined {

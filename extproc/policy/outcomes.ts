@@ -32,18 +32,21 @@ export interface ConfSource {
 }
 
 /** `http` faults in order; `sourceOf(element)` names the rule that contributed that element (none: the first). */
-export function faultDecision(http: unknown, sourceOf: (element?: number) => ConfSource | undefined, who: string, ctx: EvalContext): FaultResult {
+/** Who the client is, for reasons; a function so the text is only built when a reason is. */
+export type Who = () => string;
+
+export function faultDecision(http: unknown, sourceOf: (element?: number) => ConfSource | undefined, who: Who, ctx: EvalContext): FaultResult {
   const sampled = sampleFaults(http, ctx.random);
   const delayMs = sampled.delayMs;
   const src = sourceOf(sampled.abort?.element);
   const base = { kind: "MeshFaultInjection" as const, ...(src ? { policy: src.policy, rule: src.rule } : {}) };
   if (sampled.abort) {
-    const explain: Explanation = { ...base, action: "abort", reason: `${who}: abort ${sampled.abort.httpStatus} from http[${sampled.abort.element}]` };
+    const explain: Explanation = { ...base, action: "abort", reason: `${who()}: abort ${sampled.abort.httpStatus} from http[${sampled.abort.element}]` };
     const decision = respond(sampled.abort.httpStatus, "fault filter abort", [], explain, ctx);
     if (delayMs > 0) decision.delayMs = delayMs;
     return { decision, delayMs, explain, outcome: `abort ${sampled.abort.httpStatus}` };
   }
-  const explain: Explanation = { ...base, action: "allow", reason: delayMs > 0 ? `${who}: delayed ${delayMs}ms` : `${who}: no fault sampled` };
+  const explain: Explanation = { ...base, action: "allow", reason: delayMs > 0 ? `${who()}: delayed ${delayMs}ms` : `${who()}: no fault sampled` };
   return { delayMs, explain, outcome: delayMs > 0 ? `delay ${delayMs}ms` : "no fault sampled" };
 }
 
@@ -58,7 +61,7 @@ interface OnRateLimit {
 }
 
 /** `local` conf on `inbound`; `bucketScope` separates the token buckets of different routes (default: the inbound). */
-export function limitDecision(inbound: string, local: unknown, source: ConfSource | undefined, who: string, ctx: EvalContext, bucketScope = inbound): LimitResult {
+export function limitDecision(inbound: string, local: unknown, source: ConfSource | undefined, who: Who, ctx: EvalContext, bucketScope = inbound): LimitResult {
   const rate = httpRequestRate(local);
   if (!rate) return { outcome: "rate limiting disabled" };
   const bucket = ctx.buckets.get(bucketScope, rate, ctx.nowMs);
@@ -71,7 +74,7 @@ export function limitDecision(inbound: string, local: unknown, source: ConfSourc
     action: "rate-limit",
     kind: "MeshRateLimit",
     ...(source ? { policy: source.policy, rule: source.rule } : {}),
-    reason: `${who}: over ${rate.num} requests per ${rate.intervalMs}ms on inbound ${inbound}`,
+    reason: `${who()}: over ${rate.num} requests per ${rate.intervalMs}ms on inbound ${inbound}`,
   };
   return { decision: respond(on.status ?? 429, "local_rate_limited", headers, explain, ctx), outcome: "rate limited" };
 }

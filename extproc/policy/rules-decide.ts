@@ -2,7 +2,7 @@
 // each at v2.14.3): MFI installs every matching rule's faults in rule order (catch-alls of different
 // policies stack); MRL merges catch-alls into a base and layers the SPIFFE rules that match the client.
 import type { ClientIdentity } from "./identity.js";
-import { describeMatch, ruleHolds, stableSort, type InboundRuleEntry, type RulesPlan } from "./inbound-rules.js";
+import { candidateRules, describeMatch, perClient, ruleHolds, stableSort, type InboundRuleEntry, type RulesPlan } from "./inbound-rules.js";
 import { mergeConfs, type Conf } from "./merge.js";
 import type { ConfSource } from "./outcomes.js";
 import { ROUTE_SCOPE } from "./rate-limit.js";
@@ -17,9 +17,13 @@ export interface StackedFaults {
 }
 
 export function stackFaults(plan: RulesPlan, client: ClientIdentity): StackedFaults {
+  return perClient(plan, client, () => stack(plan, client));
+}
+
+function stack(plan: RulesPlan, client: ClientIdentity): StackedFaults {
   const http: unknown[] = [];
   const owners: InboundRuleEntry[] = [];
-  const hits = plan.rules.filter((r) => ruleHolds(r, client));
+  const hits = candidateRules(plan, client).filter((r) => ruleHolds(r, client));
   for (const r of hits) {
     for (const [i, f] of ((r.conf.http as unknown[] | undefined) ?? []).entries()) {
       http.push(f);
@@ -48,14 +52,30 @@ export interface LayeredLimit {
  * policy order). SNI-only rules never become routes on a sidecar inbound.
  */
 export function layerLimits(plan: RulesPlan, client: ClientIdentity): LayeredLimit {
-  const catchAll = plan.rules.filter((r) => !r.matches);
-  const spiffe = plan.rules.filter((r) => r.matches?.[0]?.spiffeID && hasHttp(r.conf) && ruleHolds(r, client));
-  const layered = stableSort(spiffe, (a, b) => matchRank(a.matches![0]!) - matchRank(b.matches![0]!));
-  const hits = [...catchAll, ...layered];
-  if (hits.length === 0) return { hits, route: "base" };
-  const top = layered[layered.length - 1];
-  return { conf: mergeConfs(hits.map((r) => r.conf)), hits, route: top ? describeMatch(top.matches![0]) : "base" };
+  return perClient(plan, client, () => layer(plan, client));
 }
+
+function layer(plan: RulesPlan, client: ClientIdentity): LayeredLimit {
+  const base = baseOf(plan);
+  const spiffe = candidateRules(plan, client).filter((r) => r.matches?.[0]?.spiffeID && hasHttp(r.conf) && ruleHolds(r, client));
+  if (spiffe.length === 0) return base.conf ? { conf: base.conf, hits: base.hits, route: "base" } : { hits: [], route: "base" };
+  const layered = stableSort(spiffe, (a, b) => matchRank(a.matches![0]!) - matchRank(b.matches![0]!));
+  const top = layered[layered.length - 1]!;
+  return { conf: mergeConfs([base.conf ?? {}, ...layered.map((r) => r.conf)]), hits: [...base.hits, ...layered], route: describeMatch(top.matches![0]) };
+}
+
+/** The catch-all rules merged in order, once per plan (undefined conf when there is no catch-all). */
+function baseOf(plan: RulesPlan): { conf?: Conf; hits: InboundRuleEntry[] } {
+  const cached = plan.cache.get(BASE_KEY) as { conf?: Conf; hits: InboundRuleEntry[] } | undefined;
+  if (cached) return cached;
+  const hits = plan.rules.filter((r) => !r.matches);
+  const base = hits.length > 0 ? { conf: mergeConfs(hits.map((r) => r.conf)), hits } : { hits };
+  plan.cache.set(BASE_KEY, base);
+  return base;
+}
+
+/** Cache key of the base conf: cannot collide with a client key (those contain "\u0000"). */
+const BASE_KEY = "base";
 
 /** Bucket scope of a route: the inbound alone for the base route, else inbound + match. */
 export function limitScope(inbound: string, route: string): string {

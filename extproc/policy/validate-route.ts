@@ -29,7 +29,8 @@ export function validateRouteRules(v: unknown, path: string, ctx: RouteRulesCont
     const filters = issues.arr(conf.filters, at(at(rp, "default"), "filters"), false);
     const allPrefix = (matches ?? []).every((m) => isObj(m) && isObj(m.path) && m.path.type === "PathPrefix");
     filters?.forEach((f, j) => validateFilter(f, at(at(at(rp, "default"), "filters"), j), { ...ctx, allPrefix }, issues));
-    issues.arr(conf.backendRefs, at(at(rp, "default"), "backendRefs"), false);
+    const refs = issues.arr(conf.backendRefs, at(at(rp, "default"), "backendRefs"), false);
+    if (refs && refs.length > 0) issues.warn(at(at(rp, "default"), "backendRefs"), NOT_APPLIED_BACKEND_REFS);
   });
 }
 
@@ -96,8 +97,13 @@ function validateFilter(v: unknown, path: string, ctx: RouteRulesContext & { all
   const fp = at(path, field);
   if (type === "RequestHeaderModifier" || type === "ResponseHeaderModifier") validateHeaderModifier(body, fp, issues);
   else if (type === "RequestRedirect" || type === "URLRewrite") validateRewrite(type, body, fp, ctx, issues);
-  else if (type === "RequestMirror") issues.obj(body.backendRef, at(fp, "backendRef"));
+  else if (type === "RequestMirror") {
+    issues.obj(body.backendRef, at(fp, "backendRef"));
+    issues.warn(fp, "not applied by meshext: ext_proc cannot mirror requests (Envoy's router does)");
+  }
 }
+
+const NOT_APPLIED_BACKEND_REFS = "not applied by meshext: ext_proc cannot choose the upstream cluster, so weights and backends are Envoy's route config's";
 
 const REDIRECT_CODES = [301, 302, 303, 307, 308];
 
@@ -124,6 +130,7 @@ function validateRewrite(type: "RequestRedirect" | "URLRewrite", body: Obj, fp: 
     return;
   }
   if (body.hostToBackendHostname === true) {
+    issues.warn(at(fp, "hostToBackendHostname"), "not applied by meshext: the backend hostname is only known once Envoy picked the upstream");
     if (!ctx.gatewayTop) issues.add(at(fp, "hostToBackendHostname"), "can only be set with MeshGateway");
     if (hostname !== undefined) issues.add(at(fp, "hostToBackendHostname"), "cannot be set together with hostname");
   }

@@ -41,23 +41,23 @@ export function requestFacts(
   };
 }
 
-/** CONTINUE with optional header edits (no body or trailer changes, route cache kept). */
-function continueWith(edits: HeaderEdits | undefined): CommonResponse {
+/** CONTINUE with optional header edits (no body or trailer changes); the route cache is kept unless asked. */
+function continueWith(edits: HeaderEdits | undefined, clearRouteCache = false): CommonResponse {
   return {
     status: CommonResponse_ResponseStatus.CONTINUE,
     headerMutation: isEmptyEdits(edits) ? undefined : toHeaderMutation(edits!),
     bodyMutation: undefined,
     trailers: undefined,
-    clearRouteCache: false,
+    clearRouteCache,
   };
 }
 
 /** Continue, with optional request-header edits; asks Envoy to skip the response phase when it is not needed. */
-function buildContinueRequestHeaders(edits: HeaderEdits | undefined, skipResponsePhase: boolean): ProcessingResponse {
+function buildContinueRequestHeaders(edits: HeaderEdits | undefined, skipResponsePhase: boolean, clearRouteCache = false): ProcessingResponse {
   return {
     response: {
       $case: "requestHeaders",
-      requestHeaders: { response: continueWith(edits) },
+      requestHeaders: { response: continueWith(edits, clearRouteCache) },
     },
     modeOverride: skipResponsePhase
       ? {
@@ -75,10 +75,13 @@ function buildContinueRequestHeaders(edits: HeaderEdits | undefined, skipRespons
 /** The two edit-free replies are built once: most requests get one of them (the encoder only reads them). */
 const PLAIN_CONTINUE = { skip: buildContinueRequestHeaders(undefined, true), keep: buildContinueRequestHeaders(undefined, false) };
 
-/** Continue, with optional request-header edits; asks Envoy to skip the response phase when it is not needed. */
-export function continueRequestHeaders(edits: HeaderEdits | undefined, skipResponsePhase: boolean): ProcessingResponse {
+/**
+ * Continue, with optional request-header edits; asks Envoy to skip the response phase when it is not needed,
+ * and to clear its route cache when the edits rewrote :path or :authority.
+ */
+export function continueRequestHeaders(edits: HeaderEdits | undefined, skipResponsePhase: boolean, clearRouteCache = false): ProcessingResponse {
   if (isEmptyEdits(edits)) return skipResponsePhase ? PLAIN_CONTINUE.skip : PLAIN_CONTINUE.keep;
-  return buildContinueRequestHeaders(edits, skipResponsePhase);
+  return buildContinueRequestHeaders(edits, skipResponsePhase, clearRouteCache);
 }
 
 export function continueResponseHeaders(edits: HeaderEdits | undefined): ProcessingResponse {

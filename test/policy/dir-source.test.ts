@@ -89,3 +89,18 @@ test("dir-source › a missing directory does not throw and stays not loaded", a
   await source.stop();
   s.done();
 });
+
+test("dir-source › a kind: Mesh document in the directory reaches apply as a resource", async (t) => {
+  // given a directory with a Mesh (mTLS on) and a MeshService next to a policy; when loaded; then apply gets them
+  const dir = mkdtempSync(join(tmpdir(), "meshext-policies-"));
+  const got: unknown[] = [];
+  const source = new DirPolicySource({ dir, apply: (_p, _o, resources) => void got.push(resources), rescanIntervalMs: 0 });
+  writeFileSync(join(dir, "mesh.yaml"), "type: Mesh\nname: default\nmtls: {enabledBackend: ca-1}\n---\ntype: MeshService\nmesh: default\nname: orders\nspec: {ports: [{port: 8080}]}\n");
+  writeFileSync(join(dir, "p.yaml"), mtp("a", "Allow"));
+  await source.start();
+  const resources = got.at(-1) as { meshes: Array<{ name: string; mtlsEnabled: boolean }>; services: Array<{ name: string }> };
+  t.deepEqual(resources.meshes.map((m) => [m.name, m.mtlsEnabled]), [["default", true]]);
+  t.deepEqual(resources.services.map((s) => s.name), ["orders"]);
+  await source.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
