@@ -12,7 +12,7 @@ import { explainHandler } from "./policy/explain-route.js";
 import type { MeshResources } from "./policy/resources.js";
 import type { Policy } from "./policy/types.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
-import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane, type LocalDataplane } from "./policy-source/from-config.js";
+import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane } from "./policy-source/from-config.js";
 import { inspectRules } from "./kuma-rest/inspect-rules.js";
 import { PLACEHOLDER_INBOUND_PORT } from "./policy-source/dataplane-client.js";
 import type { ApplyPolicies, PolicySource } from "./policy-source/source.js";
@@ -30,16 +30,15 @@ export interface PolicyPlane {
 }
 
 /**
- * An /explain answer plus `kumaRules`: this dataplane's rules in the JSON shape of Kuma's
- * `GET /meshes/{mesh}/dataplanes/{name}/_rules`, from the snapshot in force.
+ * An /explain answer whose `dataplaneRules` is this dataplane's rule view exactly as Kuma's
+ * `GET /meshes/{mesh}/dataplanes/{name}/_rules` (and the embedded control plane) answers it.
  */
-function withKumaRules(reply: { status: number; body: unknown }, engine: PolicyEngine, local: LocalDataplane): unknown {
+function withKumaRules(reply: { status: number; body: unknown }, engine: PolicyEngine): unknown {
   const snapshot = engine.current();
   if (reply.status !== 200 || !snapshot || typeof reply.body !== "object" || reply.body === null) return reply.body;
-  const { mesh, name } = local.dataplane;
-  const labels = { ...(local.dataplane.labels ?? {}) };
+  const { policies, dataplane, kumaVersion, resources } = snapshot;
   // Ports as registered: a dataplane described by --dataplane-tags registers the placeholder port.
-  return { ...reply.body, kumaRules: inspectRules(snapshot, { mesh, name, labels }, PLACEHOLDER_INBOUND_PORT) };
+  return { ...reply.body, dataplaneRules: inspectRules(policies, dataplane, { kumaVersion, resources }, PLACEHOLDER_INBOUND_PORT) };
 }
 
 export async function startPolicyPlane(config: SidecarConfig, log: Logger, registry: Registry, readiness: Readiness, admin: AdminServer): Promise<PolicyPlane> {
@@ -63,7 +62,7 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
   const explain = explainHandler(engine);
   admin.route("POST", "/explain", (req) => {
     const reply = explain(req.body);
-    return json(reply.status, withKumaRules(reply, engine, local));
+    return json(reply.status, withKumaRules(reply, engine));
   });
 
   readiness.set("policies", "no policy set loaded yet");

@@ -6,10 +6,8 @@
 import { DATAPLANE_TYPE, MESH_TYPE, POLICY_TYPES, type Resource, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
 import { type MeshResources, resourceFromObject, resourcesOf } from "../policy/resources.js";
 import { inspectRules, metaOf } from "../kuma-rest/inspect-rules.js";
-import { compile } from "../policy/compile.js";
+import { dataplanesForPolicy } from "../policy/inspect.js";
 import { dataplaneFromObject, type Dataplane } from "../policy/dataplane.js";
-import { versionTraits } from "../policy/kuma-version.js";
-import { policySelectsDataplane } from "../policy/match.js";
 import { validatePolicyObject, type Policy } from "../policy/parse.js";
 
 import { pageBounds } from "./paging.js";
@@ -51,8 +49,7 @@ export function dataplaneRules(ctx: RouteContext, mesh: string, name: string): A
   if (!stored) throw kumaNotFound("Could not retrieve Dataplane");
   const dataplane = engineDataplane(stored);
   if (!dataplane) throw new ApiError(400, "Could not process a resource", `Dataplane ${mesh}/${name} cannot be read by the policy engine`);
-  const snapshot = compile(meshPolicies(ctx, mesh), dataplane, 0, { kumaVersion: ctx.kumaVersion, resources: meshResources(ctx, mesh) });
-  return { status: 200, body: inspectRules(snapshot, stored) };
+  return { status: 200, body: inspectRules(meshPolicies(ctx, mesh), dataplane, { kumaVersion: ctx.kumaVersion, resources: meshResources(ctx, mesh) }) };
 }
 
 export function policyDataplanes(ctx: RouteContext, req: ApiRequest, type: ResourceType, mesh: string, name: string): ApiReply {
@@ -62,17 +59,13 @@ export function policyDataplanes(ctx: RouteContext, req: ApiRequest, type: Resou
   if (!stored) throw kumaNotFound("Could not retrieve policy");
   const { policy, violations } = validatePolicyObject(stored, ctx.kumaVersion);
   if (!policy) throw new ApiError(400, "Could not process a resource", `stored ${type.kind} ${mesh}/${name} is not valid`, violations);
-  const policies = meshPolicies(ctx, mesh);
-  const routes = new Map(policies.filter((p) => p.type === "MeshHTTPRoute").map((p) => [p.name, p]));
   const nameFilter = req.url.searchParams.get("name") ?? "";
-  const matching = ctx.store
+  const dataplanes = ctx.store
     .list(DATAPLANE_TYPE.kind, mesh)
     .filter((r) => r.name.includes(nameFilter))
-    .filter((r) => {
-      const dp = engineDataplane(r);
-      return dp !== undefined && policySelectsDataplane(policy, dp, { traits: versionTraits(ctx.kumaVersion), routes });
-    });
-  const items = matching.slice(offset, offset + size).map((r) => metaOf(r));
+    .flatMap((r) => engineDataplane(r) ?? []);
+  const matching = dataplanesForPolicy(policy, dataplanes, { kumaVersion: ctx.kumaVersion, routes: meshPolicies(ctx, mesh) }).items;
+  const items = matching.slice(offset, offset + size).map(metaOf);
   const body: { total: number; items: unknown[]; next?: string } = { total: matching.length, items };
   if (offset + size < matching.length) {
     const next = new URL(req.url.pathname + req.url.search, `http://${req.headers.host ?? "localhost"}`);

@@ -1,34 +1,17 @@
-// Kuma's inspect view of one Dataplane (`GET /meshes/{mesh}/dataplanes/{name}/_rules`, InspectRules in
-// `api/openapi/specs/api.yaml` and `rulesForResource` in `pkg/api-server/resource_endpoints.go` @v2.14.3),
-// built from the policy engine's compiled snapshot for that dataplane. Pure; shared by the control plane and
-// the sidecar's /explain. Per policy type, in Kuma's plugin order: legacy `fromRules` (tag subsets),
-// `inboundRules` (the 2.10+ `rules[]` list with `match`, `conf`, `origin`), `toRules` (by kuma.io/service).
+// Kuma's inspect view of one Dataplane exactly as Kuma 2.14's REST API writes it (`GET /meshes/{mesh}/
+// dataplanes/{name}/_rules`: InspectRules in `api/openapi/specs/api.yaml`, `rulesForResource` in
+// `pkg/api-server/resource_endpoints.go` @v2.14.3). The engine's pure view (policy/inspect.ts) supplies the
+// outbound rules and warnings; this adds the wire details Kuma's answer has: types in plugin order, the
+// per-inbound `fromRules`/`inboundRules` as Kuma builds them (inspect-inbound-rules.ts), `match` omitted on
+// catch-alls, Meta without `kri`, `weight: 1` on backendRefs, and `httpMatches` under Kuma's hash.
 import { createHash } from "node:crypto";
-import type { InboundPlan, Snapshot } from "../policy/compile.js";
-import { routeRulesFor } from "../policy/compile.js";
-import { mergeRouteRules, type MergedRouteRule, type RouteEntry } from "../policy/routes.js";
+import { compile } from "../policy/compile.js";
+import type { Dataplane } from "../policy/dataplane.js";
+import { dataplaneRules, type InspectOptions, type Meta } from "../policy/inspect.js";
 import type { Policy, PolicyType, RouteMatch } from "../policy/types.js";
 import { fromRulesOf, inboundRulesOf } from "./inspect-inbound-rules.js";
 
-/** Kuma's `Meta`: what identifies a resource in inspect answers (labels `{}` when it has none). */
-export interface Meta {
-  type: string;
-  mesh: string;
-  name: string;
-  labels: Record<string, string>;
-}
-
-export interface RuleMatcher {
-  key: string;
-  value: string;
-  not: boolean;
-}
-
-export interface Rule {
-  matchers: RuleMatcher[];
-  conf: unknown;
-  origin: Meta[];
-}
+export type { Meta };
 
 export interface InboundRef {
   name?: string;
@@ -43,17 +26,23 @@ export interface InboundRule {
   origin: Array<{ resourceMeta: Meta; ruleIndex: number }>;
 }
 
+export interface Rule {
+  matchers: Array<{ key: string; value: string; not: boolean }>;
+  conf: unknown;
+  origin: Meta[];
+}
+
 export interface InspectRule {
   type: string;
   fromRules: Array<{ inbound: InboundRef; rules: Rule[] }>;
   inboundRules: Array<{ inbound: InboundRef; rules: InboundRule[] }>;
   toResourceRules: unknown[];
-  toRules: Rule[];
+  toRules: unknown[];
   warnings: string[];
 }
 
 export interface InspectRules {
-  httpMatches: Array<{ hash: string; match: RouteMatch[] }>;
+  httpMatches: Array<{ hash: string; match: unknown }>;
   resource: Meta;
   rules: InspectRule[];
 }
@@ -61,74 +50,64 @@ export interface InspectRules {
 /** Kuma's policy plugin order (`Order` of each type's descriptor: route 100, MFI 800, MRL 900, MTP 1100). */
 export const INSPECT_ORDER: readonly PolicyType[] = ["MeshHTTPRoute", "MeshFaultInjection", "MeshRateLimit", "MeshTrafficPermission"];
 
+/** Kuma's `ResourceMetaToMeta`: type, mesh, name and labels (`{}` when none); no `kri`. */
 export function metaOf(r: { type: string; mesh: string; name: string; labels?: Record<string, string> }): Meta {
   return { type: r.type, mesh: r.mesh, name: r.name, labels: { ...(r.labels ?? {}) } };
 }
 
 /**
- * The inspect view of `snapshot`'s dataplane; `resource` is the Dataplane as stored (its Meta heads the answer).
- * `portlessPort` stands in for an inbound without a port (a dataplane described by tags only).
+ * The `_rules` answer for `dp` under `policies`. `portlessPort` stands in for an inbound without a port (a
+ * dataplane described by tags only registers a placeholder port).
  */
-export function inspectRules(snapshot: Snapshot, resource: { mesh: string; name: string; labels?: Record<string, string> }, portlessPort = 0): InspectRules {
-  const matches = new Map<string, RouteMatch[]>();
+export function inspectRules(policies: readonly Policy[], dp: Dataplane, opts: InspectOptions = {}, portlessPort = 0): InspectRules {
+  const view = dataplaneRules(policies, dp, opts);
+  const snapshot = compile(policies, dp, 0, { kumaVersion: opts.kumaVersion, resources: opts.resources });
+  const inbounds = [...snapshot.inbounds].sort((a, b) => (a.inbound.port ?? 0) - (b.inbound.port ?? 0));
   const rules: InspectRule[] = [];
   for (const type of INSPECT_ORDER) {
-    const entry: InspectRule = { type, fromRules: [], inboundRules: [], toResourceRules: [], toRules: [], warnings: [] };
-    if (type === "MeshHTTPRoute") entry.toRules = routeToRules(snapshot, matches);
-    else {
-      for (const plan of byPort(snapshot.inbounds)) {
-        const inbound = inboundRef(plan, portlessPort);
-        const from = fromRulesOf(snapshot, plan, type);
-        if (from.length) entry.fromRules.push({ inbound, rules: from });
-        const inboundRules = inboundRulesOf(plan, type);
-        if (inboundRules.length) entry.inboundRules.push({ inbound, rules: inboundRules });
-      }
+    const engine = view.rules.find((r) => r.type === type);
+    const entry: InspectRule = {
+      type,
+      fromRules: [],
+      inboundRules: [],
+      toResourceRules: (engine?.toResourceRules ?? []).map((r) => ({ ...r, resourceMeta: metaOf(r.resourceMeta), conf: r.conf.map(withDefaultWeights), origin: r.origin.map(plainOrigin) })),
+      toRules: (engine?.toRules ?? []).map((r) => ({ ...r, conf: withDefaultWeights(r.conf), origin: r.origin.map(metaOf) })),
+      warnings: engine?.warnings ?? [],
+    };
+    for (const plan of type === "MeshHTTPRoute" ? [] : inbounds) {
+      const inbound: InboundRef = { ...(plan.inbound.declaredName ? { name: plan.inbound.declaredName } : {}), port: plan.inbound.port ?? portlessPort, tags: { ...plan.inbound.tags } };
+      const from = fromRulesOf(snapshot, plan, type);
+      if (from.length) entry.fromRules.push({ inbound, rules: from });
+      const inboundRules = inboundRulesOf(plan, type);
+      if (inboundRules.length) entry.inboundRules.push({ inbound, rules: inboundRules });
     }
-    if (entry.fromRules.length || entry.inboundRules.length || entry.toRules.length) rules.push(entry);
+    if (entry.fromRules.length || entry.inboundRules.length || entry.toRules.length || entry.toResourceRules.length) rules.push(entry);
   }
-  const httpMatches = [...matches].map(([hash, match]) => ({ hash, match })).sort((a, b) => (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
-  return { httpMatches, resource: metaOf({ type: "Dataplane", ...resource }), rules };
+  return { httpMatches: httpMatchesOf(rules), resource: metaOf(view.resource), rules };
 }
 
-function byPort(plans: readonly InboundPlan[]): InboundPlan[] {
-  return [...plans].sort((a, b) => (a.inbound.port ?? 0) - (b.inbound.port ?? 0));
+function plainOrigin(o: { resourceMeta: Meta; ruleIndex: number }): { resourceMeta: Meta; ruleIndex: number } {
+  return { resourceMeta: metaOf(o.resourceMeta), ruleIndex: o.ruleIndex };
 }
 
-/** Kuma's `Inbound`: the Dataplane's own inbound `name` only when it declared one. */
-function inboundRef(plan: InboundPlan, portlessPort: number): InboundRef {
-  const { inbound } = plan;
-  return { ...(inbound.declaredName ? { name: inbound.declaredName } : {}), port: inbound.port ?? portlessPort, tags: { ...inbound.tags } };
+type RouteConf = { rules?: Array<{ matches: RouteMatch[]; default: Record<string, unknown> }> };
+
+/** Kuma fills in `weight: 1` on route backendRefs that have none. */
+function withDefaultWeights(conf: unknown): unknown {
+  const c = conf as RouteConf;
+  if (!c || !Array.isArray(c.rules)) return conf;
+  const weighted = (b: unknown) => (typeof b === "object" && b !== null && !("weight" in b) ? { ...b, weight: 1 } : b);
+  return { ...c, rules: c.rules.map((r) => (Array.isArray(r.default?.backendRefs) ? { ...r, default: { ...r.default, backendRefs: r.default.backendRefs.map(weighted) } } : r)) };
 }
 
-/**
- * MeshHTTPRoute's legacy `toRules`: one rule per destination service named in `to[]` (its routes merged with
- * the `kind: Mesh` ones), and, when there are `kind: Mesh` entries, one rule for every other service.
- */
-function routeToRules(snapshot: Snapshot, matches: Map<string, RouteMatch[]>): Rule[] {
-  const plan = snapshot.outbound;
-  const out: Rule[] = [];
-  const services = [...plan.byService.keys()];
-  for (const service of services) {
-    out.push(routeRule([{ key: "kuma.io/service", value: service, not: false }], routeRulesFor(plan, service), matches));
+/** Every MeshHTTPRoute match list of the view, once, under its hash, sorted by hash (as Kuma lists them). */
+function httpMatchesOf(rules: readonly InspectRule[]): InspectRules["httpMatches"] {
+  const byHash = new Map<string, RouteMatch[]>();
+  for (const r of rules.filter((x) => x.type === "MeshHTTPRoute")) {
+    const confs = [...(r.toRules as Array<{ conf: RouteConf }>).map((x) => x.conf), ...(r.toResourceRules as Array<{ conf: RouteConf[] }>).flatMap((x) => x.conf)];
+    for (const conf of confs) for (const rule of conf.rules ?? []) byHash.set(matchesHash(rule.matches), rule.matches);
   }
-  if (plan.meshEntries.length) {
-    const others = services.map((s) => ({ key: "kuma.io/service", value: s, not: true }));
-    out.push(routeRule(others, mergeRouteRules(plan.meshEntries as RouteEntry[]), matches));
-  }
-  return out;
-}
-
-function routeRule(matchers: RuleMatcher[], merged: readonly MergedRouteRule[], matches: Map<string, RouteMatch[]>): Rule {
-  const origin: Policy[] = [];
-  for (const r of merged) for (const s of r.sources) if (!origin.includes(s.policy)) origin.push(s.policy);
-  for (const r of merged) matches.set(matchesHash(r.matches), r.matches);
-  return { matchers, conf: { rules: merged.map((r) => ({ matches: r.matches, default: withDefaultWeights(r.default) })) }, origin: origin.map(metaOf) };
-}
-
-/** Kuma fills in `weight: 1` on backendRefs that have none. */
-function withDefaultWeights(def: MergedRouteRule["default"]): unknown {
-  if (!Array.isArray(def.backendRefs)) return def;
-  return { ...def, backendRefs: def.backendRefs.map((b) => (typeof b === "object" && b !== null && !("weight" in b) ? { ...b, weight: 1 } : b)) };
+  return [...byHash].map(([hash, match]) => ({ hash, match })).sort((a, b) => (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
 }
 
 /**

@@ -58,7 +58,7 @@ test("readme › the 2.14 example: seeded YAML, explain with an XFCC, the ext_pr
   // then: each README explain call gives the README's decision
   const explain = async (body: unknown) => {
     const res = await fetch(`${admin}/explain`, { method: "POST", body: JSON.stringify(body) });
-    return (await res.json()) as { decision: { type: string; status?: number }; kumaRules: unknown };
+    return (await res.json()) as { decision: { type: string; status?: number }; dataplaneRules: unknown };
   };
   t.true(await eventually(async () => (await explain(explainBodies[0])).decision.type === expected[0]![1], 5000), "policies loaded");
   for (const [i, body] of explainBodies.entries()) {
@@ -83,7 +83,7 @@ test("readme › the 2.14 example: seeded YAML, explain with an XFCC, the ext_pr
   t.is(rules.status, 200);
   const shownRules = JSON.parse(sh[1]!.split("\n").filter((l) => l.startsWith("# ")).map((l) => l.slice(2)).join("\n"));
   t.deepEqual(rules.body, shownRules);
-  t.deepEqual((await explain(explainBodies[0])).kumaRules, rules.body, "/explain's kumaRules is the _rules view");
+  t.deepEqual((await explain(explainBodies[0])).dataplaneRules, rules.body, "/explain's dataplaneRules is the _rules view");
 
   // and: a 2.14 deny PUT through the API (the banner's example) changes the next decision
   const denyWeb = {
