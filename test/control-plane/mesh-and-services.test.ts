@@ -2,17 +2,8 @@
 // MeshMultiZoneService resources: validated with Kuma's field paths, stored durably, listed and paged,
 // long-pollable, described in /_resources, and reported API root version.
 import test from "ava";
-import { call, startTestControlPlane, tempDir } from "./helpers.js";
+import { call, controlPlaneFor, startTestControlPlane, tempDir } from "./helpers.js";
 
-async function withControlPlane(t: { teardown(fn: () => Promise<void>): void }, opts = {}) {
-  const dir = await tempDir();
-  const cp = await startTestControlPlane(dir.path, opts);
-  t.teardown(async () => {
-    await cp.stop();
-    await dir.remove();
-  });
-  return { cp, dir };
-}
 
 const strictMesh = (name = "default") => ({ type: "Mesh", name, mtls: { enabledBackend: "ca-1", backends: [{ name: "ca-1", type: "builtin" }] } });
 
@@ -25,7 +16,7 @@ const meshService = (name: string, port = 8080) => ({
 });
 
 test("mesh › given a Mesh with mTLS, when it is PUT, then GET /meshes/{name} and the /meshes list serve it with its mtls", async (t) => {
-  const { cp } = await withControlPlane(t);
+  const { cp } = await controlPlaneFor(t);
   const put = await call(cp.url, "PUT", "/meshes/default", strictMesh());
   t.is(put.status, 201);
   const got = await call(cp.url, "GET", "/meshes/default");
@@ -52,7 +43,7 @@ test("mesh › given a Mesh that survives a restart, when the control plane star
 });
 
 test("mesh › given an invalid Mesh, when it is PUT, then 400 lists every violation with Kuma's field paths and nothing is stored", async (t) => {
-  const { cp } = await withControlPlane(t);
+  const { cp } = await controlPlaneFor(t);
   const bad = await call(cp.url, "PUT", "/meshes/default", {
     type: "Mesh",
     name: "default",
@@ -68,7 +59,7 @@ test("mesh › given an invalid Mesh, when it is PUT, then 400 lists every viola
 });
 
 test("mesh › given a stored Mesh, when it is deleted, then the mesh falls back to the bare implicit one and a second DELETE is 404", async (t) => {
-  const { cp } = await withControlPlane(t);
+  const { cp } = await controlPlaneFor(t);
   await call(cp.url, "PUT", "/meshes/default", strictMesh());
   t.is((await call(cp.url, "DELETE", "/meshes/default")).status, 200);
   t.deepEqual((await call(cp.url, "GET", "/meshes/default")).body, { type: "Mesh", name: "default" });
@@ -76,7 +67,7 @@ test("mesh › given a stored Mesh, when it is deleted, then the mesh falls back
 });
 
 test("services › given the three service kinds, when each is PUT, then each lists, pages and GETs in Kuma's universal shape", async (t) => {
-  const { cp } = await withControlPlane(t);
+  const { cp } = await controlPlaneFor(t);
   for (const n of ["c", "a", "b"]) t.is((await call(cp.url, "PUT", `/meshes/default/meshservices/${n}`, meshService(n))).status, 201);
   const external = {
     type: "MeshExternalService",
@@ -97,7 +88,7 @@ test("services › given the three service kinds, when each is PUT, then each li
 });
 
 test("services › given invalid service resources, when they are PUT, then 400 names Kuma's field paths for each", async (t) => {
-  const { cp } = await withControlPlane(t);
+  const { cp } = await controlPlaneFor(t);
   const ms = await call(cp.url, "PUT", "/meshes/default/meshservices/orders", {
     ...meshService("orders"),
     spec: { selector: { dataplaneTags: { app: "orders" }, dataplaneRef: { name: "dp-1" } }, ports: [{ port: 70000, appProtocol: "smtp" }] },
@@ -120,7 +111,7 @@ test("services › given invalid service resources, when they are PUT, then 400 
 });
 
 test("services › given a long-poll on the MeshService list, when a MeshService is PUT, then the poll answers with the new list", async (t) => {
-  const { cp } = await withControlPlane(t);
+  const { cp } = await controlPlaneFor(t);
   const first = await call(cp.url, "GET", "/meshes/default/meshservices");
   const etag = first.headers.get("etag")!;
   const started = Date.now();
@@ -134,7 +125,7 @@ test("services › given a long-poll on the MeshService list, when a MeshService
 });
 
 test("discovery › given the discovery endpoint, when /_resources is read, then every type is described as Kuma 2.14 does, sorted by name", async (t) => {
-  const { cp } = await withControlPlane(t);
+  const { cp } = await controlPlaneFor(t);
   const res = await call(cp.url, "GET", "/_resources");
   const names = res.body.resources.map((r: { name: string }) => r.name);
   t.deepEqual(names, [...names].sort());
@@ -155,11 +146,11 @@ test("discovery › given the discovery endpoint, when /_resources is read, then
 });
 
 test("discovery › given the API root, when GET / is read, then it reports the Kuma version it emulates as basedOnKuma (2.14 by default, or the pinned one)", async (t) => {
-  const { cp } = await withControlPlane(t);
+  const { cp } = await controlPlaneFor(t);
   const root = await call(cp.url, "GET", "/");
   t.is(root.body.product, "meshext");
   t.is(root.body.basedOnKuma, "2.14.3");
   for (const k of ["hostname", "version", "instanceId", "clusterId", "gui"]) t.is(typeof root.body[k], "string", k);
-  const { cp: old } = await withControlPlane(t, { kumaVersion: "2.6" });
+  const { cp: old } = await controlPlaneFor(t, { kumaVersion: "2.6" });
   t.is((await call(old.url, "GET", "/")).body.basedOnKuma, "2.6.0");
 });

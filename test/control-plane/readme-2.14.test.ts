@@ -3,16 +3,14 @@
 // `curl` the sidecar's /explain with an x-forwarded-client-cert, the same requests through the real ext_proc
 // gRPC stream, and the control plane's `_rules` for the demo dataplane — compared with what the README shows.
 import test from "ava";
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { EnvoyExtProcClient } from "../helpers/envoy-ext-proc-client.js";
-import { call, eventually, tempDir } from "./helpers.js";
+import { call, eventually, startUp } from "./helpers.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-const CLI = join(ROOT, "dist/extproc/cli.js");
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 const SECTION = README.slice(README.indexOf("### A Kuma 2.14 policy, end to end"), README.indexOf("Policy sources: `--policies DIR`"));
 
@@ -32,26 +30,14 @@ test("readme › the 2.14 example: seeded YAML, explain with an XFCC, the ext_pr
   t.is(expected.length, 3);
 
   // when: `meshext up` runs
-  const dir = await tempDir();
-  const child = spawn(
-    process.execPath,
-    [CLI, "up", "--listen", "127.0.0.1:0", "--data-dir", join(dir.path, "cp"), "--", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--drain-min", "0", "--drain-time", "200"],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  let banner = "";
-  child.stderr.on("data", (c: Buffer) => (banner += c.toString()));
+  const up = await startUp(t);
   const envoys: EnvoyExtProcClient[] = [];
-  t.teardown(async () => {
-    for (const e of envoys) e.close();
-    child.kill("SIGKILL");
-    await exited;
-    await dir.remove();
-  });
-  t.true(await eventually(() => banner.includes("Ctrl-C"), 15_000), banner);
-  const cpUrl = /control plane \(Kuma REST API\)\s+(http:\/\/\S+)/.exec(banner)![1]!;
-  const admin = /sidecar admin\s+(http:\/\/\S+)/.exec(banner)![1]!;
-  const grpc = /sidecar ext_proc \(gRPC\)\s+(\S+)/.exec(banner)![1]!;
+  t.teardown(() => envoys.forEach((e) => e.close()));
+  const banner = () => up.banner();
+  t.true(await eventually(() => banner().includes("Ctrl-C"), 15_000), banner());
+  const cpUrl = /control plane \(Kuma REST API\)\s+(http:\/\/\S+)/.exec(banner())![1]!;
+  const admin = /sidecar admin\s+(http:\/\/\S+)/.exec(banner())![1]!;
+  const grpc = /sidecar ext_proc \(gRPC\)\s+(\S+)/.exec(banner())![1]!;
   t.is((await call(cpUrl, "GET", "/")).body.basedOnKuma, "2.14.3", "the control plane says which Kuma it emulates");
   t.truthy((await call(cpUrl, "GET", "/meshes/default")).body.mtls?.enabledBackend, "mesh.yaml seeded: mTLS on");
 
@@ -94,6 +80,6 @@ test("readme › the 2.14 example: seeded YAML, explain with an XFCC, the ext_pr
   };
   t.is((await call(cpUrl, "PUT", "/meshes/default/meshtrafficpermissions/deny-web", denyWeb)).status, 201);
   t.true(await eventually(async () => (await explain(explainBodies[0])).decision.type === "respond", 5000), "decision follows the PUT");
-  child.kill("SIGINT");
-  t.is(await exited, 0);
+  up.kill("SIGINT");
+  t.is(await up.exited, 0);
 });
