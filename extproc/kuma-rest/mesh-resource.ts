@@ -1,7 +1,7 @@
 // Kuma's Mesh resource in its universal (flattened) form: validation with Kuma's field paths
-// (`pkg/core/resources/apis/mesh/mesh_validator.go` @v2.14.3, the parts that matter here) and the mTLS
-// state the policy engine reads from it. Pure: shared by the control plane's PUT and the sidecar's fetch.
-import { at, isObj, Issues, type Obj } from "../policy/issues.js";
+// (`pkg/core/resources/apis/mesh/mesh_validator.go` @v2.14.3, the parts that matter here). Pure: shared by
+// the control plane's PUT and the sidecar's fetch; the engine reads the mTLS state (policy/resources.ts).
+import { at, isObj, Issues } from "../policy/issues.js";
 import type { Violation } from "../policy/types.js";
 
 /** CA backend types Kuma 2.14 knows (`mesh_proto` CertificateAuthorityBackend). */
@@ -12,15 +12,6 @@ const KNOWN_FIELDS = new Set([
   "type", "name", "labels", "creationTime", "modificationTime", "kri",
   "mtls", "tracing", "logging", "metrics", "networking", "routing", "constraints", "meshServices", "skipCreatingInitialPolicies",
 ]);
-
-/** The mTLS state of a mesh as the policy engine needs it (Kuma: `mtls.enabledBackend` set ⇒ mTLS on). */
-export interface MeshMtls {
-  enabled: boolean;
-  /** The enabled backend's name, when mTLS is on. */
-  backend?: string;
-  /** The enabled backend's `mode`: STRICT (Kuma's default) or PERMISSIVE. */
-  mode?: "STRICT" | "PERMISSIVE";
-}
 
 /** Every violation of a Mesh PUT at /meshes/{name}; empty means valid. */
 export function meshViolations(name: string, doc: unknown): Violation[] {
@@ -60,13 +51,4 @@ function mtlsViolations(issues: Issues, value: unknown): void {
   const enabled = mtls.enabledBackend;
   if (enabled !== undefined && typeof enabled !== "string") issues.add("mtls.enabledBackend", "must be a string");
   else if (enabled && !names.has(enabled)) issues.add("mtls.enabledBackend", "has to be set to one of the backends in the mesh");
-}
-
-/** The mTLS state of a (valid) Mesh resource; an absent Mesh or `mtls` means mTLS off. */
-export function meshMtls(doc: Obj | undefined): MeshMtls {
-  const mtls = doc && isObj(doc.mtls) ? doc.mtls : undefined;
-  const backendName = typeof mtls?.enabledBackend === "string" ? mtls.enabledBackend : "";
-  if (!mtls || backendName === "") return { enabled: false };
-  const backend = (Array.isArray(mtls.backends) ? mtls.backends : []).find((b) => isObj(b) && b.name === backendName) as Obj | undefined;
-  return { enabled: true, backend: backendName, mode: backend?.mode === "PERMISSIVE" ? "PERMISSIVE" : "STRICT" };
 }
