@@ -1,7 +1,7 @@
 // Wires per-request policy decisions into the sidecar: who this dataplane is, the PolicyEngine,
 // its policy source (--policies DIR or --control-plane URL), the dataplane lifecycle client,
 // the "policies" readiness gate, and POST /explain.
-import type { Registry } from "prom-client";
+import { Gauge, type Registry } from "prom-client";
 import type { AdminServer } from "./admin/server.js";
 import { json } from "./admin/server.js";
 import type { SidecarConfig } from "./config/sidecar.js";
@@ -52,6 +52,12 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
   const kuma = await resolveKumaVersion(config);
   if (kuma.warning) policyLog.warn({ kumaVersion: kuma.version }, kuma.warning);
   policyLog.info({ kumaVersion: kuma.version, from: kuma.from, reported: kuma.reported }, "policy semantics follow Kuma " + kuma.version);
+  new Gauge({
+    name: "meshext_policy_kuma_version_info",
+    help: "The Kuma release whose policy semantics the sidecar follows (value 1); `from` is flag, control-plane or default.",
+    labelNames: ["version", "from"],
+    registers: [registry],
+  }).set({ version: kuma.version, from: kuma.from }, 1);
   const engine = new PolicyEngine({
     dataplane: local.dataplane,
     trustKumaTagsHeader: config.trustKumaTagsHeader,
