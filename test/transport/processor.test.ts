@@ -3,6 +3,10 @@ import test from "ava";
 import type { Decider, Decision } from "../../extproc/decision.js";
 import type { ProcessingRequest } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
 import { RequestProcessor } from "../../extproc/transport/processor.js";
+import { requestFacts } from "../../extproc/transport/mapping.js";
+import { dataplaneFromTags } from "../../extproc/policy/dataplane.js";
+import { PolicyEngine } from "../../extproc/policy/engine.js";
+import { parsePolicyText } from "../../extproc/policy/parse.js";
 
 const SETTINGS = { messageTimeoutMs: 200, maxMessageTimeoutMs: 0, explainHeader: false };
 const allow: Decider = { decide: () => ({ type: "continue", explain: { action: "allow", kind: "none", reason: "test" } }) };
@@ -107,4 +111,54 @@ test("processor › a delay Envoy cannot wait for is shortened below the timeout
   if (step.type !== "reply") return;
   t.true(step.delayMs < 200);
   t.is(step.delayCappedFromMs, 1000);
+});
+
+const ROUTES = `
+type: MeshHTTPRoute
+name: rewrite-and-redirect
+spec:
+  targetRef: {kind: Mesh}
+  to:
+    - targetRef: {kind: MeshService, name: orders}
+      rules:
+        - matches: [{path: {type: PathPrefix, value: /v1}}]
+          default: {filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /v2/}}}]}
+        - matches: [{path: {type: Exact, value: /login}}]
+          default: {filters: [{type: RequestRedirect, requestRedirect: {scheme: https, hostname: auth.example.com, statusCode: 301}}]}
+`;
+
+function routeEngine(): PolicyEngine {
+  const engine = new PolicyEngine({ dataplane: dataplaneFromTags("default", "kuma.io/service=web").dataplane!, nowMs: () => 0 });
+  engine.replace(parsePolicyText(ROUTES).policies);
+  return engine;
+}
+
+function outboundHeaders(path: string): ProcessingRequest {
+  const headers = [[":path", path], [":authority", "orders:80"], [":method", "GET"], [":scheme", "http"]].map(([key, v]) => ({ key, value: "", rawValue: Buffer.from(v!) }));
+  return { request: { $case: "requestHeaders", requestHeaders: { headers: { headers }, attributes: {}, endOfStream: true } }, attributes: {}, observabilityMode: false } as unknown as ProcessingRequest;
+}
+
+test("processor › a MeshHTTPRoute URLRewrite reaches Envoy as a :path mutation with the route cache cleared", (t) => {
+  // given a route rewriting /v1 to /v2/; when an outbound /v1/items arrives; then :path is set and the route cache cleared
+  const step = new RequestProcessor(routeEngine(), "outbound", SETTINGS).handle(outboundHeaders("/v1/items"));
+  t.is(step.type, "reply");
+  if (step.type !== "reply" || step.reply.response?.$case !== "requestHeaders") return t.fail("no request_headers reply");
+  const common = step.reply.response.requestHeaders.response!;
+  t.true(common.clearRouteCache);
+  t.deepEqual(common.headerMutation?.setHeaders.map((h) => [h.header!.key, h.header!.rawValue.toString()]), [[":path", "/v2/items"]]);
+});
+
+test("processor › a MeshHTTPRoute RequestRedirect is a local 301 with location", (t) => {
+  // given a redirect for /login; when it arrives; then Envoy is told to answer 301 with the location header
+  const step = new RequestProcessor(routeEngine(), "outbound", SETTINGS).handle(outboundHeaders("/login"));
+  if (step.type !== "reply" || step.reply.response?.$case !== "immediateResponse") return t.fail("no immediate_response");
+  const reply = step.reply.response.immediateResponse;
+  t.is(reply.status?.code, 301);
+  t.deepEqual(reply.headers?.setHeaders.map((h) => [h.header!.key, h.header!.rawValue.toString()]), [["location", "https://auth.example.com/login"]]);
+});
+
+test("processor › the SNI attribute becomes the request's sni", (t) => {
+  // given ext_proc attributes with the peer URI SAN and the SNI; when mapped; then both are in the facts
+  const facts = requestFacts({ headers: { headers: [] } } as never, { "envoy.filters.http.ext_proc": { "connection.uri_san_peer_certificate": "spiffe://td/ns/a/sa/b", "connection.requested_server_name": "orders.mesh" } }, "inbound");
+  t.deepEqual([facts.peerUriSans, facts.sni], [["spiffe://td/ns/a/sa/b"], "orders.mesh"]);
 });
