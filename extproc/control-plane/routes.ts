@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { type KumaVersion, referenceRelease } from "../kuma-rest/kuma-version.js";
 import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES, globalTypeByPlural, POLICY_TYPES, type Resource, type ResourceType, typeByPlural } from "../kuma-rest/resources.js";
 import { dataplaneRules, policyDataplanes } from "./inspect-routes.js";
+import { validatePolicyObject } from "../policy/parse.js";
 import type { DataplaneRegistry } from "./dataplanes.js";
 import { routeGlobal } from "./global-routes.js";
 import { ApiError, badRequest, invalidResource, methodNotAllowed, notFound, unauthorized } from "./problems.js";
@@ -144,7 +145,9 @@ async function put(ctx: RouteContext, req: ApiRequest, type: ResourceType, mesh:
   const resource = { ...(doc as Record<string, unknown>), type: type.kind, mesh, name } as Resource;
   const { created, resource: stored } =
     type === DATAPLANE_TYPE ? await ctx.dataplanes.register(mesh, name, resource) : await ctx.store.put(type, stripServerFields(resource));
-  return { status: created ? 201 : 200, body: stored };
+  const warnings = POLICY_TYPES.includes(type) ? (validatePolicyObject(resource, ctx.kumaVersion).policy?.warnings ?? []) : [];
+  // Kuma's PUT answers {warnings: [...]} (deprecations); ours is the stored resource, with the warnings beside it.
+  return { status: created ? 201 : 200, body: warnings.length ? { ...stored, warnings: warnings.map((w) => `${w.field}: ${w.message}`) } : stored };
 }
 
 /** Server-owned metadata in a PUT body is ignored (Kuma does the same). */

@@ -154,3 +154,19 @@ test("discovery › given the API root, when GET / is read, then it reports the 
   const { cp: old } = await controlPlaneFor(t, { kumaVersion: "2.6" });
   t.is((await call(old.url, "GET", "/")).body.basedOnKuma, "2.6.0");
 });
+
+test("discovery › given a policy with deprecated Kuma fields, when it is PUT, then it is stored and the answer carries Kuma's warnings", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  const legacy = {
+    type: "MeshTrafficPermission",
+    mesh: "default",
+    name: "legacy",
+    spec: { targetRef: { kind: "MeshService", name: "orders" }, from: [{ targetRef: { kind: "Mesh" }, default: { action: "Allow" } }] },
+  };
+  const put = await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/legacy", legacy);
+  t.is(put.status, 201);
+  t.true(Array.isArray(put.body.warnings) && put.body.warnings.length > 0, JSON.stringify(put.body));
+  t.is((await call(cp.url, "GET", "/meshes/default/meshtrafficpermissions/legacy")).body.warnings, undefined, "warnings are not stored");
+  const modern = { ...legacy, name: "modern", spec: { targetRef: { kind: "Dataplane", labels: { app: "orders" } }, rules: [{ default: { allow: [{ spiffeID: { type: "Exact", value: "spiffe://default/web" } }] } }] } };
+  t.is((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/modern", modern)).body.warnings, undefined);
+});
