@@ -1,6 +1,7 @@
 // The Kuma REST shape over the store: list (paged, filtered, ETag + long-poll), get, PUT, DELETE for the
-// supported policy kinds and Dataplanes, across meshes and per mesh, plus the dataplane heartbeat; global
-// types (ContainerPatch) are handed to global-routes.ts.
+// policy kinds, service resources and Dataplanes, across meshes and per mesh, plus the dataplane heartbeat,
+// the API root and /_resources; Meshes go to mesh-routes.ts, other global types (ContainerPatch) to
+// global-routes.ts, the inspect endpoints to inspect-routes.ts.
 import { timingSafeEqual } from "node:crypto";
 import { hostname } from "node:os";
 import { type KumaVersion, referenceRelease } from "../kuma-rest/kuma-version.js";
