@@ -143,7 +143,7 @@ export class PolicyEngine implements Decider {
     if (!inbound) {
       return { decision: { type: "continue", explain: { action: "allow", kind: "none", reason: "dataplane has no inbound" } }, identity, trace: [], snapshot: snap };
     }
-    const { decision, trace } = decideInbound(inbound, identity, ctx, { traits: snap.traits, mtls: snap.mtls });
+    const { decision, trace } = decideInbound(inbound, identity, ctx, { traits: snap.traits, mtls: snap.mtls, identity: snap.identity });
     return { decision, identity, inbound, trace, snapshot: snap };
   }
 }
