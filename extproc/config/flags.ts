@@ -2,6 +2,7 @@
 // environment variable and help; resolve() merges defaults < config file < env < argv.
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
+import { type KumaVersion, parseKumaVersion } from "../kuma-rest/kuma-version.js";
 import { parseDurationMs } from "./duration.js";
 
 export type FlagType = "string" | "int" | "ratio" | "duration" | "bool" | "hostport" | "url" | "enum" | "path";
@@ -227,4 +228,12 @@ export function formatHelp(usage: string, summary: string, specs: readonly FlagS
   }
   lines.push("  -h, --help", "      Show this help.");
   return lines.join("\n") + "\n";
+}
+
+/** A `--kuma-version` value as a supported minor; "" (auto-detect) gives undefined; anything else is a ConfigError. */
+export function pinnedKumaVersion(raw: string): KumaVersion | undefined {
+  if (raw.trim() === "") return undefined;
+  const parsed = parseKumaVersion(raw);
+  if ("error" in parsed) throw new ConfigError(`--kuma-version: ${parsed.error}`);
+  return parsed.version;
 }

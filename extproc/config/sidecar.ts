@@ -1,6 +1,6 @@
 // The sidecar's settings: one table of flags with their defaults (the only place defaults live),
 // and the typed SidecarConfig they resolve to (derived from the table, field for field).
-import { ConfigError, type FlagSpec, type FlagValues, type ParsedArgs, resolveConfig } from "./flags.js";
+import { ConfigError, type FlagSpec, type FlagValues, type ParsedArgs, pinnedKumaVersion, resolveConfig } from "./flags.js";
 
 export const SIDECAR_FLAGS = [
   { key: "config", flag: "config", type: "path", default: "", help: "YAML or JSON file of flag values (keys are flag names)." },
@@ -15,6 +15,7 @@ export const SIDECAR_FLAGS = [
   { key: "controlPlaneToken", flag: "control-plane-token", type: "string", default: "", help: "Bearer token for the control plane API." },
   { key: "pollIntervalMs", flag: "poll-interval", type: "duration", default: 5000, min: 100, help: "How often policies are fetched from the control plane (jitter added)." },
   { key: "policyCacheFile", flag: "policy-cache-file", type: "path", default: "", help: "File holding the last good policy set, used when the control plane is down at start; empty disables it." },
+  { key: "kumaVersion", flag: "kuma-version", type: "string", default: "", help: "Kuma release whose policy semantics to follow (2.5 to 2.14, e.g. 2.14 or 2.14.3). Empty: the version the --control-plane reports at GET /, else 2.14." },
   { key: "beforeFirstSync", flag: "before-first-sync", type: "enum", values: ["allow", "deny"], default: "deny", help: "Decision for requests that arrive before any policy set is loaded." },
   { key: "mesh", flag: "mesh", type: "string", default: "default", help: "Mesh of this dataplane." },
   { key: "dataplaneFile", flag: "dataplane-file", type: "path", default: "", help: "Kuma Dataplane resource (universal YAML) describing this dataplane." },
@@ -56,6 +57,7 @@ export function loadSidecarConfig(argv: readonly string[], env: NodeJS.ProcessEn
   for (const name of decisionLogHeaderNames(config)) {
     if (!HEADER_NAME.test(name)) throw new ConfigError(`--decision-log-headers: ${JSON.stringify(name)} is not a header name (letters, digits and !#$%&'*+-.^_\`|~; comma-separated)`);
   }
+  pinnedKumaVersion(config.kumaVersion);
   if (config.policies && config.controlPlane) {
     throw new ConfigError("--policies and --control-plane are exclusive: pick one policy source");
   }
