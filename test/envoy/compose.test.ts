@@ -2,7 +2,7 @@
 // agree with envoy.yaml (flags go through the real flag parsers), and the seeder fills a real control plane.
 import test from "ava";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CONTROL_PLANE_FLAGS, loadControlPlaneConfig } from "../../extproc/config/control-plane.js";
@@ -142,9 +142,10 @@ test("envoy › the compose seeder puts every sample policy into a real control 
   // When the seeder runs twice
   const first = seed();
   const second = seed();
-  // Then the first run creates the four sample policies and the second keeps them
-  t.is(first.match(/^created /gm)?.length, 4, first);
-  t.is(second.match(/^kept /gm)?.length, 4, second);
+  // Then the first run creates every sample resource (the Mesh and the policies) and the second keeps them
+  const samples = readdirSync(join(ENVOY_DIR, "policies")).filter((f) => /\.ya?ml$/.test(f)).length;
+  t.is(first.match(/^created /gm)?.length, samples, first);
+  t.is(second.match(/^kept /gm)?.length, samples, second);
   const mtp = await (await fetch(`${url}/meshes/default/meshtrafficpermissions/backend-allow-web`)).json();
   t.is(mtp.name, "backend-allow-web");
 });

@@ -21,7 +21,11 @@ function firstUriSan(certPem: string): string {
 /** The attributes envoy-mtls.yaml's inbound ext_proc requests, valued for a connection presenting `certPem`. */
 function attributesFor(certPem: string): Record<string, unknown> {
   const names: string[] = httpFilter(listener(readYaml(ENVOY_MTLS_YAML), "inbound"), "envoy.filters.http.ext_proc").request_attributes ?? [];
-  const valueOf: Record<string, () => unknown> = { "connection.uri_san_peer_certificate": () => firstUriSan(certPem) };
+  const valueOf: Record<string, () => unknown> = {
+    "connection.uri_san_peer_certificate": () => firstUriSan(certPem),
+    // The SNI the client sent; our test clients send none, as curl to an IP does.
+    "connection.requested_server_name": () => "",
+  };
   return Object.fromEntries(names.map((name) => {
     if (!valueOf[name]) throw new Error(`this test cannot value attribute ${name}`);
     return [name, valueOf[name]!()];
@@ -64,7 +68,7 @@ test("envoy › mTLS: the client certificate's SPIFFE ID, sent as envoy-mtls.yam
   // When the `web` client certificate's attributes come with the request
   const web = await envoyFor(attributesFor(client)).request({});
   // Then it is allowed: MeshTrafficPermission saw kuma.io/service=web
-  t.deepEqual(attributesFor(client), { "connection.uri_san_peer_certificate": "spiffe://default/web" });
+  t.deepEqual(attributesFor(client), { "connection.uri_san_peer_certificate": "spiffe://default/web", "connection.requested_server_name": "" });
   t.is(web.status, 200);
 
   // When another certificate (the server's: spiffe://default/backend) is presented, or no attributes arrive
