@@ -41,7 +41,7 @@ const WRITE_METHODS = new Set(["PUT", "DELETE", "POST"]);
 
 export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiReply> {
   const path = req.url.pathname.replace(/\/+$/, "");
-  const seg = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const seg = path.split("/").filter(Boolean).map(decodeSegment);
   if (WRITE_METHODS.has(req.method)) requireToken(ctx.token, req.headers.authorization);
 
   if (seg.length === 0) return only(req, ["GET"], () => ({ status: 200, body: index(ctx) }));
@@ -70,6 +70,15 @@ export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiRepl
     if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_heartbeat") return only(req, ["POST"], () => heartbeat(ctx, req, mesh, name));
   }
   throw notFound(`no such endpoint: ${path}`);
+}
+
+/** One path segment, percent-decoded; malformed encoding (`%zz`, a cut UTF-8 sequence) is the client's error. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`malformed percent-encoding in the path segment ${JSON.stringify(segment)}`);
+  }
 }
 
 async function only(req: ApiRequest, methods: string[], handle: () => ApiReply | Promise<ApiReply>): Promise<ApiReply> {
