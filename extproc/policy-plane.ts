@@ -20,15 +20,22 @@ export interface PolicyPlane {
   engine?: PolicyEngine;
   source?: PolicySource;
   lifecycle: DataplaneLifecycle;
+  /**
+   * Loads the first set and registers the dataplane. A policy directory is read before this resolves; a
+   * control plane is followed in the background (it may be slow or silent): until a set is loaded the engine
+   * answers per --before-first-sync, so the ports can be bound before this is called.
+   */
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startPolicyPlane(config: SidecarConfig, log: Logger, registry: Registry, readiness: Readiness, admin: AdminServer): Promise<PolicyPlane> {
+/** Builds the engine, its source and the /explain route; nothing is loaded or contacted until start(). */
+export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: Registry, readiness: Readiness, admin: AdminServer): PolicyPlane {
   const policyLog = log.child({ component: "policy" });
   if (!config.policies && !config.controlPlane) {
     policyLog.warn("no policy source (--policies or --control-plane): every request is allowed");
     admin.route("POST", "/explain", () => json(409, { error: "no policy source configured (--policies or --control-plane)" }));
-    return { lifecycle: NO_CONTROL_PLANE, stop: async () => {} };
+    return { lifecycle: NO_CONTROL_PLANE, start: async () => {}, stop: async () => {} };
   }
   const local = localDataplane(config);
   const engine = new PolicyEngine({
@@ -37,12 +44,6 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
     beforeFirstSync: config.beforeFirstSync,
     log: policyLog,
   });
-  const explain = explainHandler(engine);
-  admin.route("POST", "/explain", (req) => {
-    const reply = explain(req.body);
-    return json(reply.status, reply.body);
-  });
-
   readiness.set("policies", "no policy set loaded yet");
   const apply = (policies: Policy[], origin: string) => {
     const result = engine.replace(policies);
@@ -54,13 +55,29 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
   const source: PolicySource = config.policies
     ? new DirPolicySource({ dir: config.policies, apply, log: policyLog })
     : httpPolicySourceFromConfig(config, apply, log, registry)!;
+  const explain = explainHandler(engine, () => source.rejected);
+  admin.route("POST", "/explain", (req) => {
+    const reply = explain(req.body);
+    return json(reply.status, reply.body);
+  });
   const lifecycle = dataplaneClientFromConfig(config, local, log) ?? NO_CONTROL_PLANE;
-  await source.start();
-  await lifecycle.register();
+  let following: Promise<void> | undefined;
+  let stopped = false;
   return {
     engine,
     source,
     lifecycle,
-    stop: () => source.stop(),
+    async start() {
+      following = (async () => {
+        await source.start();
+        if (!stopped) await lifecycle.register();
+      })().catch((err: unknown) => policyLog.error({ err }, "policy source failed to start"));
+      if (!config.controlPlane) await following;
+    },
+    async stop() {
+      stopped = true;
+      await source.stop();
+      await following;
+    },
   };
 }

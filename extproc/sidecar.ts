@@ -8,7 +8,7 @@ import { ALLOW_ALL, type Decider } from "./decision.js";
 import type { DataplaneLifecycle } from "./dataplane-lifecycle.js";
 import type { Logger } from "./log.js";
 import { collectProcessMetrics } from "./process-metrics.js";
-import { startPolicyPlane } from "./policy-plane.js";
+import { createPolicyPlane } from "./policy-plane.js";
 import { Readiness } from "./readiness.js";
 import { HealthService } from "./transport/health.js";
 import { TransportMetrics } from "./transport/metrics.js";
@@ -56,12 +56,15 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
   const admin = new AdminServer(log.child({ component: "admin" }));
   registerBasicRoutes(admin, registry, readiness);
 
-  const policy = await startPolicyPlane(config, log, registry, readiness, admin);
+  const policy = createPolicyPlane(config, log, registry, readiness, admin);
   if (policy.engine) decider = policy.engine;
 
+  // Ports first: until a policy set is loaded the engine answers per --before-first-sync, and a slow or
+  // silent control plane must not leave Envoy facing a closed port.
   const grpcAddress = await grpc.bind(config.grpcListen);
   if (config.grpcSocket) await grpc.bind(`unix:${config.grpcSocket}`);
   const adminInfo = await admin.listen(config.adminListen);
+  await policy.start();
   const adminHost = adminInfo.family === "IPv6" ? `[${adminInfo.address}]` : adminInfo.address;
   const adminAddress = `${adminHost}:${adminInfo.port}`;
 

@@ -6,7 +6,8 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { parsePolicyTextAsync, type Rejected } from "../policy/parse.js";
 import type { Policy } from "../policy/types.js";
-import type { ApplyPolicies, PolicySource } from "./source.js";
+import { keepLastGood, kindAndName } from "./last-good.js";
+import type { ApplyPolicies, PolicySource, RejectedPolicy } from "./source.js";
 
 export interface SourceLog {
   info(obj: object, msg: string): void;
@@ -55,6 +56,14 @@ export class DirPolicySource implements PolicySource {
 
   get loaded(): boolean {
     return this.isLoaded;
+  }
+
+  /** Rejections of the files as last scanned; keptLastGood when that policy is still in force from an earlier version. */
+  get rejected(): RejectedPolicy[] {
+    const inForce = new Set([...this.files.values()].flatMap((s) => s.policies.map((p) => kindAndName(p.type, p.name))));
+    return [...this.files.values()].flatMap((s) =>
+      s.rejected.map((r) => ({ ...r, keptLastGood: r.kind !== undefined && r.name !== undefined && inForce.has(kindAndName(r.kind, r.name)) })),
+    );
   }
 
   async start(): Promise<void> {
@@ -143,24 +152,10 @@ export class DirPolicySource implements PolicySource {
       // Parsed in slices with setImmediate between them: a big file must not stall requests in flight.
       const parsed = await parsePolicyTextAsync(text, file, () => new Promise((resolve) => setImmediate(resolve)));
       for (const r of parsed.rejected) this.opts.log?.warn({ file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
-      return { text, policies: keepLastGood(parsed.policies, parsed.rejected, prev), rejected: parsed.rejected };
+      return { text, policies: keepLastGood(parsed.policies, parsed.rejected, prev?.policies), rejected: parsed.rejected };
     } catch (err) {
       this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
       return prev;
     }
   }
-}
-
-/**
- * A rejected document never replaces a good one: a rejected policy keeps its previous good version; a
- * document that cannot even be identified (YAML error) keeps every previous policy of the file not reloaded.
- */
-export function keepLastGood(accepted: Policy[], rejected: readonly Rejected[], prev: FileState | undefined): Policy[] {
-  if (!prev || rejected.length === 0) return accepted;
-  const key = (kind?: string, name?: string): string => `${kind}/${name}`;
-  const have = new Set(accepted.map((p) => key(p.type, p.name)));
-  const anonymous = rejected.some((r) => !r.kind || !r.name);
-  const rejectedKeys = new Set(rejected.map((r) => key(r.kind, r.name)));
-  const kept = prev.policies.filter((p) => !have.has(key(p.type, p.name)) && (anonymous || rejectedKeys.has(key(p.type, p.name))));
-  return [...accepted, ...kept];
 }

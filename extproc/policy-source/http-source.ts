@@ -5,12 +5,13 @@ import { createHash } from "node:crypto";
 import type { Registry } from "prom-client";
 import { POLICY_TYPES, type Resource } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
-import { validatePolicyObject, type Policy } from "../policy/parse.js";
+import { identify, validatePolicyObject, type Policy, type Violation } from "../policy/parse.js";
 import { Backoff, withJitter } from "./backoff.js";
 import { readPolicyCache, writePolicyCache } from "./cache-file.js";
 import { KumaClient, SyncError } from "./kuma-client.js";
+import { keepLastGood, kindAndName } from "./last-good.js";
 import { PolicySourceMetrics } from "./metrics.js";
-import type { ApplyPolicies, PolicySource } from "./source.js";
+import type { ApplyPolicies, PolicySource, RejectedPolicy } from "./source.js";
 
 export interface HttpPolicySourceOptions {
   /** Control plane REST API, e.g. http://127.0.0.1:5681 */
@@ -47,12 +48,16 @@ export function createHttpPolicySource(opts: HttpPolicySourceOptions): HttpPolic
 
 export class HttpPolicySource implements PolicySource {
   readonly status: SyncStatus = { halted: false, mode: "poll" };
+  rejected: RejectedPolicy[] = [];
   private readonly client: KumaClient;
   private readonly metrics: PolicySourceMetrics;
   private readonly backoff: Backoff;
   private readonly log: Logger;
   private readonly origin: string;
   private loadedValue = false;
+  /** The set in force and the items it came from (by kind/name), for keeping last good versions. */
+  private inForce: Policy[] | undefined;
+  private inForceItems = new Map<string, Resource>();
   private fingerprint: string | undefined;
   private stopped = false;
   private longPollSupported = true;
@@ -159,27 +164,50 @@ export class HttpPolicySource implements PolicySource {
     }
   }
 
+  /**
+   * Validates every item and applies the set if the items changed. A rejected item keeps its policy's last
+   * good version in force (an unidentifiable one keeps every previous policy), so a bad new version of a
+   * Deny never turns into an allow, and a list of nothing but invalid items never empties the set.
+   */
   private applyIfChanged(items: Resource[]): void {
     const fingerprint = createHash("sha256").update(JSON.stringify(items.map(stripVolatile))).digest("hex");
     if (fingerprint === this.fingerprint) return;
-    const policies: Policy[] = [];
-    const good: Resource[] = [];
-    let rejected = 0;
+    const accepted: Policy[] = [];
+    const goodItems = new Map<string, Resource>();
+    const refused: Array<{ kind?: string; name?: string; violations: Violation[] }> = [];
     for (const item of items) {
       const { policy, violations } = validatePolicyObject(item);
       if (policy) {
         policy.source = `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`;
-        policies.push(policy);
-        good.push(item);
+        accepted.push(policy);
+        goodItems.set(kindAndName(policy.type, policy.name), item);
       } else {
-        rejected++;
-        this.log.warn({ kind: item?.type, name: item?.name, violations }, "rejected invalid policy from the control plane; the others apply");
+        refused.push({ ...identify(item), violations });
       }
     }
-    this.commit(policies, this.origin, rejected);
+    const policies = keepLastGood(accepted, refused, this.inForce);
+    const keptKeys = new Set(policies.slice(accepted.length).map((p) => kindAndName(p.type, p.name)));
+    for (const key of keptKeys) goodItems.set(key, this.inForceItems.get(key)!);
+    this.rejected = refused.map((r) => {
+      const identified = r.kind !== undefined && r.name !== undefined;
+      return {
+        ...r,
+        ...(identified ? { source: `${this.opts.baseUrl}/meshes/${this.opts.mesh}/${r.kind}/${r.name}` } : {}),
+        keptLastGood: identified ? keptKeys.has(kindAndName(r.kind, r.name)) : keptKeys.size > 0,
+      };
+    });
+    for (const r of this.rejected) {
+      this.log.warn(
+        { kind: r.kind, name: r.name, keptLastGood: r.keptLastGood, violations: r.violations },
+        r.keptLastGood ? "rejected an invalid new version of a policy; its last good version stays in force" : "rejected an invalid policy from the control plane; the others apply",
+      );
+    }
+    this.commit(policies, this.origin, refused.length);
+    this.inForce = policies;
+    this.inForceItems = goodItems;
     this.fingerprint = fingerprint;
     if (this.opts.cacheFile) {
-      writePolicyCache(this.opts.cacheFile, { savedAt: new Date().toISOString(), controlPlane: this.opts.baseUrl, mesh: this.opts.mesh, items: good }).catch(
+      writePolicyCache(this.opts.cacheFile, { savedAt: new Date().toISOString(), controlPlane: this.opts.baseUrl, mesh: this.opts.mesh, items: [...goodItems.values()] }).catch(
         (err: unknown) => this.log.warn({ err: (err as Error).message, cacheFile: this.opts.cacheFile }, "could not write the policy cache file"),
       );
     }
@@ -205,10 +233,13 @@ export class HttpPolicySource implements PolicySource {
       let rejected = 0;
       for (const item of cache.items) {
         const { policy } = validatePolicyObject(item);
-        if (policy) policies.push(policy);
-        else rejected++;
+        if (policy) {
+          policies.push(policy);
+          this.inForceItems.set(kindAndName(policy.type, policy.name), item as Resource);
+        } else rejected++;
       }
       this.commit(policies, `cache:${this.opts.cacheFile} (saved ${cache.savedAt})`, rejected);
+      this.inForce = policies;
     } catch (err) {
       this.log.error({ err: (err as Error).message, cacheFile: this.opts.cacheFile }, "could not read the policy cache file");
     }

@@ -1,6 +1,8 @@
 // The contract every policy source (directory, control plane) implements: fetch or watch policies and hand
 // complete, validated sets to `apply`. Sources never evaluate requests and never throw at callers.
-import type { Policy } from "../policy/types.js";
+import type { Policy, RejectedPolicy } from "../policy/types.js";
+
+export type { RejectedPolicy };
 
 /** Receives the whole current policy set of a source; `origin` names the source for logs (e.g. "dir:/etc/p"). */
 export type ApplyPolicies = (policies: Policy[], origin: string) => void;
@@ -12,4 +14,7 @@ export interface PolicySource {
   stop(): Promise<void>;
   /** True once a policy set has been applied at least once. */
   readonly loaded: boolean;
+  /** The documents of the current set that failed validation (shown by /explain). */
+  readonly rejected: readonly RejectedPolicy[];
 }
+
