@@ -27,6 +27,8 @@ export interface HttpPolicySourceOptions {
   cacheFile?: string;
   /** @default 10000 */
   requestTimeoutMs?: number;
+  /** Most bytes read for one list of one kind (all pages together). */
+  maxListBytes: number;
   apply: ApplyPolicies;
   log: Logger;
   registry: Registry;
@@ -66,7 +68,7 @@ export class HttpPolicySource implements PolicySource {
   private loop: Promise<void> | undefined;
 
   constructor(private readonly opts: HttpPolicySourceOptions) {
-    this.client = new KumaClient({ baseUrl: opts.baseUrl, token: opts.token, mesh: opts.mesh, requestTimeoutMs: opts.requestTimeoutMs });
+    this.client = new KumaClient({ baseUrl: opts.baseUrl, token: opts.token, mesh: opts.mesh, requestTimeoutMs: opts.requestTimeoutMs, maxListBytes: opts.maxListBytes });
     this.metrics = new PolicySourceMetrics(opts.registry);
     this.backoff = opts.backoff ?? new Backoff();
     this.log = opts.log.child({ component: "policy-source", controlPlane: opts.baseUrl, mesh: opts.mesh });

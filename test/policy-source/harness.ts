@@ -1,5 +1,6 @@
 // Runs an HttpPolicySource in a test: records every applied set, exposes its metrics registry.
 import { Registry } from "prom-client";
+import { loadSidecarConfig } from "../../extproc/config/sidecar.js";
 import { silentLogger } from "../../extproc/log.js";
 import { Backoff } from "../../extproc/policy-source/backoff.js";
 import { createHttpPolicySource, type HttpPolicySource, type HttpPolicySourceOptions } from "../../extproc/policy-source/http-source.js";
@@ -10,6 +11,8 @@ export interface Applied {
   origin: string;
 }
 
+const SIDECAR_DEFAULTS = loadSidecarConfig([], {}).config;
+
 export function sourceFor(baseUrl: string, opts: Partial<HttpPolicySourceOptions> = {}) {
   const applied: Applied[] = [];
   const registry = new Registry();
@@ -18,6 +21,7 @@ export function sourceFor(baseUrl: string, opts: Partial<HttpPolicySourceOptions
     mesh: "default",
     pollIntervalMs: 60_000,
     requestTimeoutMs: 2000,
+    maxListBytes: SIDECAR_DEFAULTS.controlPlaneMaxListBytes,
     apply: (policies, origin) => applied.push({ policies, origin }),
     log: silentLogger(),
     registry,
