@@ -2,6 +2,7 @@
 // environment variable and help; resolve() merges defaults < config file < env < argv.
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
+import { yamlLimitViolation } from "../policy/yaml-limits.js";
 import { parseDurationMs } from "./duration.js";
 
 export type FlagType = "string" | "int" | "duration" | "bool" | "hostport" | "url" | "enum" | "path";
@@ -110,6 +111,8 @@ function readConfigFile(path: string, specs: readonly FlagSpec[]): Map<FlagSpec,
   } catch (err) {
     throw new ConfigError(`--config: cannot read ${path}: ${(err as Error).message}`);
   }
+  const tooComplex = yamlLimitViolation(text);
+  if (tooComplex) throw new ConfigError(`--config: ${path} ${tooComplex}`);
   let doc: unknown;
   try {
     doc = parseYaml(text, { maxAliasCount: 0 });
