@@ -121,7 +121,8 @@ function viewOf(ctx: RouteContext, type: ResourceType, r: Resource): Resource {
 }
 
 function list(ctx: RouteContext, req: ApiRequest, type: ResourceType, mesh: string | undefined): Promise<ApiReply> {
-  return listReply(req, ctx.notifier, () => ctx.store.list(type.kind, mesh).map((r) => viewOf(ctx, type, r)));
+  const view = type === DATAPLANE_TYPE ? (r: Resource) => ctx.dataplanes.view(r) : undefined;
+  return listReply(req, ctx.notifier, { kind: type.kind, mesh: mesh ?? "*" }, () => ctx.store.list(type.kind, mesh), view);
 }
 
 function getOne(ctx: RouteContext, type: ResourceType, mesh: string, name: string): ApiReply {
