@@ -5,6 +5,7 @@ import { silentLogger } from "../../extproc/log.js";
 import { Backoff } from "../../extproc/policy-source/backoff.js";
 import { createHttpPolicySource, type HttpPolicySource, type HttpPolicySourceOptions } from "../../extproc/policy-source/http-source.js";
 import type { Policy } from "../../extproc/policy/types.js";
+import type { RequestFacts } from "../../extproc/decision.js";
 
 export interface Applied {
   policies: Policy[];
@@ -35,3 +36,14 @@ export function sourceFor(baseUrl: string, opts: Partial<HttpPolicySourceOptions
   };
   return { source, applied, names, metric, registry };
 }
+
+/** An inbound GET from `client`, identified by x-kuma-tags (engines built with trustKumaTagsHeader). */
+export const inboundFacts = (client: string): RequestFacts => ({
+  direction: "inbound",
+  method: "GET",
+  path: "/",
+  authority: "backend",
+  scheme: "http",
+  headers: new Map([["x-kuma-tags", `&kuma.io/service=${client}&`]]),
+  peerUriSans: [],
+});

@@ -2,23 +2,13 @@
 // stays in force (a Deny stays a Deny), a list of nothing but invalid items never empties the set, and every
 // rejection is counted, listed (field paths) and kept visible for /explain.
 import test from "ava";
-import type { RequestFacts } from "../../extproc/decision.js";
 import { dataplaneFromTags } from "../../extproc/policy/dataplane.js";
 import { PolicyEngine } from "../../extproc/policy/engine.js";
 import { explainHandler } from "../../extproc/policy/explain-route.js";
 import { eventually, sleep } from "../control-plane/helpers.js";
 import { startFakeKuma } from "./fake-kuma.js";
-import { sourceFor } from "./harness.js";
+import { inboundFacts as facts, sourceFor } from "./harness.js";
 
-const facts = (client: string): RequestFacts => ({
-  direction: "inbound",
-  method: "GET",
-  path: "/",
-  authority: "backend",
-  scheme: "http",
-  headers: new Map([["x-kuma-tags", `&kuma.io/service=${client}&`]]),
-  peerUriSans: [],
-});
 
 const mtp = (name: string, action: string, client = "intruder") => ({
   type: "MeshTrafficPermission",
