@@ -29,8 +29,8 @@ for (const beforeFirstSync of ["deny", "allow"] as const) {
     const h = await startTestSidecar(["--control-plane", url, "--before-first-sync", beforeFirstSync, "--dataplane-tags", "kuma.io/service=backend"]);
     t.teardown(() => h.stop());
     const startMs = Date.now() - startedAt;
-    // then both ports are up within a second
-    t.true(startMs < 1000, `sidecar started after ${startMs}ms`);
+    // then both ports are up at once: well inside the control-plane request timeout (10 s) that used to hold them
+    t.true(startMs < 5000, `sidecar started after ${startMs}ms`);
     const ready = await fetch(`${h.adminUrl}/ready`);
     t.is(ready.status, 503);
     t.regex(await ready.text(), /no policy set loaded yet/);
