@@ -84,6 +84,7 @@ async function run(sidecars: number, withLongPolls: boolean, opts: ControlPlaneS
   try {
     const line = await waitForLine(child, (l) => l.msg === "control plane listening", 60_000, "control plane start");
     const base = new URL(String(line.url));
+    await sleep(2000); // the control plane's first seconds (JIT, first sweep) are not what this measures
     // Long-polls: one per kind per sidecar, re-armed as soon as answered (304 at the end of each wait).
     const polls: Promise<void>[] = [];
     if (withLongPolls) {
