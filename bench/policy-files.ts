@@ -8,7 +8,7 @@ import { stringify } from "yaml";
 const PER_FILE = 1000;
 
 /** The i-th policy document; `generation` changes names and values so a new set replaces every policy. */
-function policyDoc(i: number, generation: number): object {
+export function policyDoc(i: number, generation: number): object {
   const base = { mesh: "default" };
   if (i === 0) {
     return { type: "MeshTrafficPermission", name: `backend-g${generation}`, ...base, spec: { targetRef: { kind: "MeshService", name: "backend" }, from: [

@@ -3,6 +3,7 @@
 import { writeFileSync } from "node:fs";
 import { benchClosePattern } from "./close-pattern.js";
 import { benchDecisionLog, decisionLogOptions } from "./decision-log.js";
+import { benchControlPlaneScale, controlPlaneScaleNotes } from "./control-plane-scale.js";
 import { ensureH2load } from "./h2load.js";
 import { loadAvgNow, machineInfo } from "./machine.js";
 import { memoryRows } from "./memory.js";
@@ -30,6 +31,8 @@ const CLOSE = quick
   ? { requests: 1500, inFlight: 64, policies: 1000, quietMaxMs: 0, full: false }
   : { requests: 6000, inFlight: 64, policies: 1000, quietMaxMs: 3000, full: true };
 const SWAP = quick ? { policies: 10_000, inFlight: 16, durationMs: 5000, swapAtMs: 2500, warmupMs: 1000 } : { policies: 10_000, inFlight: 16, durationMs: 20_000, swapAtMs: 10_000, warmupMs: 2000 };
+
+const CP_SCALE = { sidecars: [100, 1000], policies: 2000, durationS: quick ? 10 : 20, getsPerSecond: 20 };
 
 const sections: Section[] = [];
 
@@ -94,6 +97,14 @@ sections.push({
   ],
   tables: [{ header: dl.header, rows: dl.table }],
   rows: dl.rows,
+});
+
+const cps = await benchControlPlaneScale(CP_SCALE, progress);
+sections.push({
+  title: "Control plane under many long-polling sidecars",
+  notes: controlPlaneScaleNotes(CP_SCALE),
+  tables: [{ header: cps.header, rows: cps.table }],
+  rows: cps.rows,
 });
 
 sections.push({

@@ -18,14 +18,25 @@ import { PLACEHOLDER_INBOUND_PORT } from "./policy-source/dataplane-client.js";
 import type { ApplyPolicies, PolicySource } from "./policy-source/source.js";
 import { resolveKumaVersion, type ResolvedKumaVersion } from "./policy-source/version-detect.js";
 import type { Readiness } from "./readiness.js";
+import { ConfigError, pinnedKumaVersion } from "./config/flags.js";
+import { DEFAULT_KUMA_VERSION } from "./kuma-rest/kuma-version.js";
 
 export interface PolicyPlane {
-  /** The Kuma release the engine's semantics follow, and how it was chosen. */
-  kumaVersion?: ResolvedKumaVersion;
+  /** The Kuma release the engine's semantics follow, and how it was chosen (known once start() has resolved it). */
+  readonly kumaVersion?: ResolvedKumaVersion;
   /** Undefined when no policy source is configured (every request is then allowed). */
   engine?: PolicyEngine;
-  source?: PolicySource;
+  /** The policy source, created by start() once the Kuma version is known. */
+  readonly source?: PolicySource;
   lifecycle: DataplaneLifecycle;
+  /**
+   * Loads the first set and registers the dataplane. A policy directory is read before this resolves; a
+   * control plane (its version detection included) is followed in the background, since it may be slow or
+   * silent: until a set is loaded the engine answers per --before-first-sync, so the ports can be bound first.
+   */
+  start(): Promise<void>;
+  /** Rejects with a ConfigError when the control plane turns out to be unusable (an unsupported Kuma version). */
+  readonly failed: Promise<never>;
   stop(): Promise<void>;
 }
 
@@ -41,37 +52,32 @@ function withKumaRules(reply: { status: number; body: unknown }, engine: PolicyE
   return { ...reply.body, dataplaneRules: inspectRules(policies, dataplane, { kumaVersion, resources }, PLACEHOLDER_INBOUND_PORT) };
 }
 
-export async function startPolicyPlane(config: SidecarConfig, log: Logger, registry: Registry, readiness: Readiness, admin: AdminServer): Promise<PolicyPlane> {
+const NEVER: Promise<never> = new Promise<never>(() => {});
+
+/** Builds the engine and the /explain route; nothing is loaded or contacted until start(). */
+export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: Registry, readiness: Readiness, admin: AdminServer): PolicyPlane {
   const policyLog = log.child({ component: "policy" });
   if (!config.policies && !config.controlPlane) {
     policyLog.warn("no policy source (--policies or --control-plane): every request is allowed");
     admin.route("POST", "/explain", () => json(409, { error: "no policy source configured (--policies or --control-plane)" }));
-    return { lifecycle: NO_CONTROL_PLANE, stop: async () => {} };
+    return { lifecycle: NO_CONTROL_PLANE, failed: NEVER, start: async () => {}, stop: async () => {} };
   }
   const local = localDataplane(config);
-  const kuma = await resolveKumaVersion(config);
-  if (kuma.warning) policyLog.warn({ kumaVersion: kuma.version }, kuma.warning);
-  policyLog.info({ kumaVersion: kuma.version, from: kuma.from, reported: kuma.reported }, "policy semantics follow Kuma " + kuma.version);
-  new Gauge({
-    name: "meshext_policy_kuma_version_info",
-    help: "The Kuma release whose policy semantics the sidecar follows (value 1); `from` is flag, control-plane or default.",
-    labelNames: ["version", "from"],
-    registers: [registry],
-  }).set({ version: kuma.version, from: kuma.from }, 1);
   const engine = new PolicyEngine({
     dataplane: local.dataplane,
     trustKumaTagsHeader: config.trustKumaTagsHeader,
     beforeFirstSync: config.beforeFirstSync,
-    kumaVersion: kuma.version,
+    // Until start() has detected the control plane's version, nothing is compiled: the pin or the default.
+    kumaVersion: pinnedKumaVersion(config.kumaVersion) ?? DEFAULT_KUMA_VERSION,
     log: policyLog,
     audit: config.decisionLog !== "",
   });
-  const explain = explainHandler(engine);
-  admin.route("POST", "/explain", (req) => {
-    const reply = explain(req.body);
-    return json(reply.status, withKumaRules(reply, engine));
+  const versionInfo = new Gauge({
+    name: "meshext_policy_kuma_version_info",
+    help: "The Kuma release whose policy semantics the sidecar follows (value 1); `from` is flag, control-plane or default.",
+    labelNames: ["version", "from"],
+    registers: [registry],
   });
-
   readiness.set("policies", "no policy set loaded yet");
   const version = new Gauge({ name: "meshext_policy_set_version", help: "Version of the policy set in force (one more for each set applied, from either source); 0 before the first.", registers: [registry] });
   const apply: ApplyPolicies = (policies: Policy[], origin: string, resources?: MeshResources) => {
@@ -85,17 +91,54 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
       }
     }
   };
-  const source: PolicySource = config.policies
-    ? new DirPolicySource({ dir: config.policies, apply, log: policyLog, kumaVersion: kuma.version })
-    : httpPolicySourceFromConfig(config, apply, log, registry, kuma.version)!;
+  let source: PolicySource | undefined;
+  let kuma: ResolvedKumaVersion | undefined;
+  const explain = explainHandler(engine, () => source?.rejected ?? []);
+  admin.route("POST", "/explain", (req) => {
+    const reply = explain(req.body);
+    return json(reply.status, withKumaRules(reply, engine));
+  });
   const lifecycle = dataplaneClientFromConfig(config, local, log) ?? NO_CONTROL_PLANE;
-  await source.start();
-  await lifecycle.register();
+  let reportFailure: (err: unknown) => void = () => {};
+  const failed = new Promise<never>((_, reject) => {
+    reportFailure = reject;
+  });
+  failed.catch(() => {}); // observed by whoever awaits it; never an unhandled rejection
+  let following: Promise<void> | undefined;
+  let stopped = false;
   return {
-    kumaVersion: kuma,
+    get kumaVersion() {
+      return kuma;
+    },
     engine,
-    source,
+    get source() {
+      return source;
+    },
     lifecycle,
-    stop: () => source.stop(),
+    failed,
+    async start() {
+      following = (async () => {
+        kuma = await resolveKumaVersion(config);
+        if (kuma.warning) policyLog.warn({ kumaVersion: kuma.version }, kuma.warning);
+        policyLog.info({ kumaVersion: kuma.version, from: kuma.from, reported: kuma.reported }, "policy semantics follow Kuma " + kuma.version);
+        versionInfo.set({ version: kuma.version, from: kuma.from }, 1);
+        engine.followKumaVersion(kuma.version);
+        if (stopped) return;
+        source = config.policies
+          ? new DirPolicySource({ dir: config.policies, apply, log: policyLog, kumaVersion: kuma.version })
+          : httpPolicySourceFromConfig(config, apply, log, registry, kuma.version)!;
+        await source.start();
+        if (!stopped) await lifecycle.register();
+      })().catch((err: unknown) => {
+        if (err instanceof ConfigError) reportFailure(err);
+        else policyLog.error({ err }, "policy source failed to start");
+      });
+      if (!config.controlPlane) await following;
+    },
+    async stop() {
+      stopped = true;
+      await source?.stop();
+      await following;
+    },
   };
 }

@@ -9,7 +9,7 @@ import { startDecisionLog } from "./decision-log/recorder.js";
 import type { DataplaneLifecycle } from "./dataplane-lifecycle.js";
 import type { Logger } from "./log.js";
 import { collectProcessMetrics } from "./process-metrics.js";
-import { startPolicyPlane } from "./policy-plane.js";
+import { createPolicyPlane } from "./policy-plane.js";
 import { Readiness } from "./readiness.js";
 import { HealthService } from "./transport/health.js";
 import { TransportMetrics } from "./transport/metrics.js";
@@ -28,6 +28,8 @@ export interface Sidecar {
   readonly adminAddress: string;
   /** The dataplane in the control plane (a no-op without --control-plane); the drain controller uses it. */
   readonly lifecycle: DataplaneLifecycle;
+  /** Rejects with a ConfigError when the policy source turns out to be unusable (e.g. an unsupported Kuma version). */
+  readonly failed: Promise<never>;
   /** Swaps the Decider used by new streams (streams in flight keep theirs). */
   setDecider(decider: Decider): void;
   /** Closes the servers: gRPC waits up to graceMs for streams in flight. */
@@ -59,12 +61,15 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
   const admin = new AdminServer(log.child({ component: "admin" }), { adminToken: config.adminToken });
   registerBasicRoutes(admin, registry, readiness);
 
-  const policy = await startPolicyPlane(config, log, registry, readiness, admin);
+  const policy = createPolicyPlane(config, log, registry, readiness, admin);
   if (policy.engine) decider = policy.engine;
 
+  // Ports first: until a policy set is loaded the engine answers per --before-first-sync, and a slow or
+  // silent control plane must not leave Envoy facing a closed port.
   const grpcAddress = await grpc.bind(config.grpcListen);
   if (config.grpcSocket) await grpc.bind(`unix:${config.grpcSocket}`);
   const adminInfo = await admin.listen(config.adminListen);
+  await policy.start();
   const adminHost = adminInfo.family === "IPv6" ? `[${adminInfo.address}]` : adminInfo.address;
   const adminAddress = `${adminHost}:${adminInfo.port}`;
 
@@ -79,6 +84,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
     grpcAddress,
     adminAddress,
     lifecycle: policy.lifecycle,
+    failed: policy.failed,
     setDecider(next) {
       decider = next;
     },

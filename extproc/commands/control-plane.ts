@@ -1,5 +1,5 @@
 // `meshext control-plane`: run the embedded control plane (Kuma REST API for policies and dataplanes) until a signal.
-import { CONTROL_PLANE_FLAGS, type ControlPlaneConfig, isLoopback, loadControlPlaneConfig } from "../config/control-plane.js";
+import { CONTROL_PLANE_FLAGS, type ControlPlaneConfig, listensOnLoopbackOnly, loadControlPlaneConfig } from "../config/control-plane.js";
 import { ConfigError, formatHelp, pinnedKumaVersion } from "../config/flags.js";
 import { startControlPlane, type RunningControlPlane } from "../control-plane/server.js";
 import { createLogger, type Logger } from "../log.js";
@@ -10,7 +10,7 @@ export const CONTROL_PLANE_SUMMARY =
 
 /** Starts the control plane from a resolved config; refuses a non-loopback listener without a token. */
 export async function startFromConfig(config: ControlPlaneConfig, log: Logger): Promise<RunningControlPlane> {
-  if (!isLoopback(config.listen) && !config.token) {
+  if (!config.token && !(await listensOnLoopbackOnly(config.listen))) {
     throw new ConfigError(`--listen ${config.listen} is not a loopback address: set --token so that writes need it`);
   }
   return startControlPlane(

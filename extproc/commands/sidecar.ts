@@ -22,7 +22,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const drain = installDrain(sidecar, config);
   const drained = untilDrained(drain);
   log.info({ grpc: sidecar.grpcAddress, admin: sidecar.adminAddress }, "listening");
-  const result = await drained;
+  // A control plane found unusable after the ports opened (an unsupported Kuma version) ends the process: exit 2.
+  const unusable = sidecar.failed.catch(async (err: unknown) => {
+    await sidecar.stop(0);
+    throw err;
+  });
+  const result = await Promise.race([drained, unusable]);
   if (result.forced) process.exit(result.exitCode);
   return result.exitCode;
 }

@@ -1,4 +1,6 @@
 // The embedded control plane's settings: one table of flags with their defaults, and the typed config.
+import { lookup } from "node:dns/promises";
+import { BlockList, isIP } from "node:net";
 import { DEFAULT_KUMA_VERSION } from "../kuma-rest/kuma-version.js";
 import { type FlagSpec, type FlagValues, type ParsedArgs, resolveFlags, pinnedKumaVersion } from "./flags.js";
 
@@ -25,8 +27,27 @@ export function loadControlPlaneConfig(argv: readonly string[], env: NodeJS.Proc
   return { config, parsed };
 }
 
-/** True for 127.0.0.0/8, ::1 and localhost. */
-export function isLoopback(hostPort: string): boolean {
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
+LOOPBACK.addAddress("::1", "ipv6");
+
+/** True for an IP literal in 127.0.0.0/8 or ::1 (IPv4-mapped ::ffff:127.x.y.z included). */
+function isLoopbackIp(ip: string): boolean {
+  const family = isIP(ip);
+  return family !== 0 && LOOPBACK.check(ip, family === 4 ? "ipv4" : "ipv6");
+}
+
+/**
+ * True when HOST:PORT can only be reached from this machine: a loopback IP literal, or a name every address
+ * of which is loopback (localhost). A name that does not resolve, or merely starts with "127.", is not.
+ */
+export async function listensOnLoopbackOnly(hostPort: string): Promise<boolean> {
   const host = hostPort.slice(0, hostPort.lastIndexOf(":")).replace(/^\[|\]$/g, "");
-  return host === "localhost" || host === "::1" || /^127\./.test(host);
+  if (isIP(host)) return isLoopbackIp(host);
+  try {
+    const addresses = await lookup(host, { all: true });
+    return addresses.length > 0 && addresses.every((a) => isLoopbackIp(a.address));
+  } catch {
+    return false;
+  }
 }

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { type KumaVersion, parseKumaVersion } from "../kuma-rest/kuma-version.js";
+import { yamlLimitViolation } from "../policy/yaml-limits.js";
 import { parseDurationMs } from "./duration.js";
 
 export type FlagType = "string" | "int" | "ratio" | "duration" | "bool" | "hostport" | "url" | "enum" | "path";
@@ -116,6 +117,8 @@ function readConfigFile(path: string, specs: readonly FlagSpec[]): Map<FlagSpec,
   } catch (err) {
     throw new ConfigError(`--config: cannot read ${path}: ${(err as Error).message}`);
   }
+  const tooComplex = yamlLimitViolation(text);
+  if (tooComplex) throw new ConfigError(`--config: ${path} ${tooComplex}`);
   let doc: unknown;
   try {
     doc = parseYaml(text, { maxAliasCount: 0 });

@@ -11,7 +11,7 @@ import { nameViolations, validateGlobalResource } from "./validate.js";
 export async function routeGlobal(ctx: RouteContext, req: ApiRequest, type: ResourceType, name: string | undefined): Promise<ApiReply> {
   const allowed = name === undefined ? ["GET"] : ["GET", "PUT", "DELETE"];
   if (!allowed.includes(req.method)) throw methodNotAllowed(req.method, req.url.pathname, allowed);
-  if (name === undefined) return listReply(req, ctx.notifier, () => ctx.store.listGlobal(type.kind));
+  if (name === undefined) return listReply(req, ctx.notifier, { kind: type.kind }, () => ctx.store.listGlobal(type.kind));
   if (req.method === "PUT") return put(ctx, req, type, name);
   if (req.method === "DELETE") return remove(ctx, type, name);
   const found = ctx.store.getGlobal(type.kind, name);

@@ -10,7 +10,7 @@ import type { ApiReply, ApiRequest, RouteContext } from "./routes.js";
 /** Serves /meshes (name undefined) and /meshes/{name}. */
 export async function routeMeshes(ctx: RouteContext, req: ApiRequest, name: string | undefined): Promise<ApiReply> {
   if (req.method !== "GET") return routeGlobal(ctx, req, MESH_TYPE, name);
-  if (name === undefined) return listReply(req, ctx.notifier, () => ctx.store.meshes().map((m) => meshView(ctx, m)));
+  if (name === undefined) return listReply(req, ctx.notifier, { kind: MESH_TYPE.kind }, () => ctx.store.meshes().map((m) => meshView(ctx, m)));
   if (!ctx.store.meshes().includes(name)) throw notFound(`mesh ${name} not found`);
   return { status: 200, body: meshView(ctx, name) };
 }

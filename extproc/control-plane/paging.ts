@@ -2,7 +2,7 @@
 // substring filter, and the collection ETag with If-None-Match / ?wait= long-poll.
 import { DEFAULT_PAGE_SIZE, type GlobalResource, type ListPage, MAX_PAGE_SIZE } from "../kuma-rest/resources.js";
 import { badRequest } from "./problems.js";
-import { type ChangeNotifier, etagOf, parseWaitMs, renderWhenChanged } from "./watch.js";
+import { type ChangeNotifier, collectionKey, etagOf, parseWaitMs, renderWhenChanged } from "./watch.js";
 
 /** The request fields a list reply reads. */
 export interface ListRequest {
@@ -17,18 +17,31 @@ export interface ListReply {
   body?: unknown;
 }
 
-/** A filtered, paged, ETagged list of `items()` (re-read on every change while a long-poll waits). */
-export async function listReply<T extends GlobalResource>(req: ListRequest, notifier: ChangeNotifier, items: () => T[]): Promise<ListReply> {
+/**
+ * A filtered, paged, ETagged list of the collection `items()` (its stored resources). Each version of the
+ * collection is filtered and hashed once (shared by every waiter); `view` turns the stored resources of the
+ * page served into what clients see (a Dataplane's live status), outside the ETag, so that what only the
+ * view changes (a heartbeat's time) wakes no long-poll.
+ */
+export async function listReply<T extends GlobalResource>(
+  req: ListRequest,
+  notifier: ChangeNotifier,
+  collection: { kind: string; mesh?: string },
+  items: () => T[],
+  view: (item: T) => T = (item) => item,
+): Promise<ListReply> {
   const nameFilter = req.url.searchParams.get("name") ?? "";
   const waitMs = parseWaitMs(req.url.searchParams.get("wait"));
   pageBounds(req.url); // reject bad size/offset before holding a long-poll
-  const render = () => {
-    const filtered = items().filter((r) => r.name.includes(nameFilter));
-    return { items: filtered, etag: etagOf(filtered) };
-  };
-  const { view, notModified } = await renderWhenChanged(render, header(req, "if-none-match"), waitMs, notifier, req.abandoned);
-  if (notModified) return { status: 304, headers: { etag: view.etag } };
-  return pageReply(req, view.items, { etag: view.etag });
+  const key = collectionKey(collection.kind, collection.mesh);
+  const render = () =>
+    notifier.rendered(key, nameFilter, () => {
+      const filtered = items().filter((r) => r.name.includes(nameFilter));
+      return { items: filtered, etag: etagOf(filtered) };
+    });
+  const { view: rendering, notModified } = await renderWhenChanged(key, render, header(req, "if-none-match"), waitMs, notifier, req.abandoned);
+  if (notModified) return { status: 304, headers: { etag: rendering.etag } };
+  return pageReply(req, rendering.items, { etag: rendering.etag }, view);
 }
 
 export function pageBounds(url: URL): { size: number; offset: number } {
@@ -43,9 +56,9 @@ export function pageBounds(url: URL): { size: number; offset: number } {
   return { size, offset };
 }
 
-export function pageReply<T>(req: ListRequest, items: T[], headers: Record<string, string> = {}): ListReply {
+export function pageReply<T>(req: ListRequest, items: T[], headers: Record<string, string> = {}, view: (item: T) => T = (item) => item): ListReply {
   const { size, offset } = pageBounds(req.url);
-  const pageItems = items.slice(offset, offset + size);
+  const pageItems = items.slice(offset, offset + size).map(view);
   let next: string | null = null;
   if (offset + size < items.length) {
     const host = header(req, "host") ?? "localhost";

@@ -50,7 +50,7 @@ const WRITE_METHODS = new Set(["PUT", "DELETE", "POST"]);
 
 export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiReply> {
   const path = req.url.pathname.replace(/\/+$/, "");
-  const seg = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const seg = path.split("/").filter(Boolean).map(decodeSegment);
   if (WRITE_METHODS.has(req.method)) requireToken(ctx.token, req.headers.authorization);
 
   if (seg.length === 0) return only(req, ["GET"], () => ({ status: 200, body: index(ctx) }));
@@ -82,6 +82,15 @@ export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiRepl
     }
   }
   throw notFound(`no such endpoint: ${path}`);
+}
+
+/** One path segment, percent-decoded; malformed encoding (`%zz`, a cut UTF-8 sequence) is the client's error. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`malformed percent-encoding in the path segment ${JSON.stringify(segment)}`);
+  }
 }
 
 async function only(req: ApiRequest, methods: string[], handle: () => ApiReply | Promise<ApiReply>): Promise<ApiReply> {
@@ -128,7 +137,8 @@ function viewOf(ctx: RouteContext, type: ResourceType, r: Resource): Resource {
 }
 
 function list(ctx: RouteContext, req: ApiRequest, type: ResourceType, mesh: string | undefined): Promise<ApiReply> {
-  return listReply(req, ctx.notifier, () => ctx.store.list(type.kind, mesh).map((r) => viewOf(ctx, type, r)));
+  const view = type === DATAPLANE_TYPE ? (r: Resource) => ctx.dataplanes.view(r) : undefined;
+  return listReply(req, ctx.notifier, { kind: type.kind, mesh: mesh ?? "*" }, () => ctx.store.list(type.kind, mesh), view);
 }
 
 function getOne(ctx: RouteContext, type: ResourceType, mesh: string, name: string): ApiReply {

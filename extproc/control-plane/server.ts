@@ -43,10 +43,9 @@ export const DEFAULT_OFFLINE_GC_AGE_MS = 72 * 3_600_000;
 export async function startControlPlane(opts: ControlPlaneOptions, log: Logger): Promise<RunningControlPlane> {
   const store = await ResourceStore.open(opts.dataDir, log);
   const notifier = new ChangeNotifier();
-  store.on("change", () => notifier.notify());
+  store.on("change", (change) => notifier.notify(change.kind, change.mesh));
   const dataplanes = new DataplaneRegistry(
     store,
-    notifier,
     { offlineTimeoutMs: opts.offlineTimeoutMs ?? DEFAULT_OFFLINE_TIMEOUT_MS, offlineGcAgeMs: opts.offlineGcAgeMs ?? DEFAULT_OFFLINE_GC_AGE_MS },
     log,
   );

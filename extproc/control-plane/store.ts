@@ -8,6 +8,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { removeFileDurable, TEMP_PREFIX, writeFileAtomic } from "../atomic-file.js";
 import { ALL_TYPES, GLOBAL_TYPES, type GlobalResource, NAME_PATTERN, type Resource, type ResourceType } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
+import { yamlLimitViolation } from "../policy/yaml-limits.js";
 
 const FILE_HEADER = "# Managed by the meshext control plane. Edits here are read at its next start; prefer PUT through the API.\n";
 
@@ -186,7 +187,10 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
     if (!file.endsWith(".yaml")) return;
     const name = file.slice(0, -".yaml".length);
     try {
-      const doc = parseYaml(await readFile(path, "utf8"), { maxAliasCount: 0 }) as Resource | null;
+      const text = await readFile(path, "utf8");
+      const tooComplex = yamlLimitViolation(text);
+      if (tooComplex) throw new Error(`document ${tooComplex}`);
+      const doc = parseYaml(text, { maxAliasCount: 0 }) as Resource | null;
       if (!doc || typeof doc !== "object" || Array.isArray(doc)) throw new Error("not a YAML mapping");
       if (doc.type !== type.kind || doc.name !== name || doc.mesh !== mesh) {
         throw new Error(`type/mesh/name must be ${type.kind}/${mesh ?? "(none)"}/${name} to live at this path`);

@@ -7,16 +7,27 @@ import { validatePolicyObject } from "../policy/parse.js";
 import { meshViolations } from "../kuma-rest/mesh-resource.js";
 import { CONTAINER_PATCH_TYPE, DATAPLANE_TYPE, MESH_TYPE, NAME_PATTERN, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
 import { serviceResourceViolations } from "../kuma-rest/service-resources.js";
+import { TEMP_PREFIX } from "../atomic-file.js";
 import type { Violation } from "./problems.js";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/**
+ * Longest name the store can keep: each resource is the file `<name>.yaml`, written through a temp file
+ * `.tmp-<name>.yaml.<pid>.<8 hex>`, and most file systems allow 255 bytes per file name (Kuma allows 253).
+ */
+export const MAX_STORED_NAME_CHARS = 255 - `${TEMP_PREFIX}.yaml.4194304.12345678`.length;
+
 /** Checks that a name from the URL can be a resource name (and hence a file name). */
 export function nameViolations(field: string, value: string): Violation[] {
-  return NAME_PATTERN.test(value)
-    ? []
-    : [{ field, message: "must be 1-253 characters of letters, digits, '.', '_' or '-', starting and ending with a letter or digit" }];
+  if (!NAME_PATTERN.test(value)) {
+    return [{ field, message: "must be 1-253 characters of letters, digits, '.', '_' or '-', starting and ending with a letter or digit" }];
+  }
+  if (value.length > MAX_STORED_NAME_CHARS) {
+    return [{ field, message: `must be at most ${MAX_STORED_NAME_CHARS} characters here: the control plane stores each resource in a file named after it` }];
+  }
+  return [];
 }
 
 /** Every violation of a resource PUT at /meshes/{mesh}/{type.plural}/{name} (policies by `kumaVersion`'s rules); empty means valid. */

@@ -29,28 +29,65 @@ export function parseWaitMs(raw: string | null): number | undefined {
   return Math.min(ms, MAX_WAIT_MS);
 }
 
-/** Wakes every waiter on any change; the server calls notify() after store writes and dataplane status changes. */
+/** A collection: one kind in one mesh ("Kind/mesh"), in every mesh ("Kind/*"), or a global kind ("Kind/"). */
+export function collectionKey(kind: string, mesh: string | undefined): string {
+  return `${kind}/${mesh ?? ""}`;
+}
+
+/** Renderings of collection versions kept for sharing; a bound on what hostile `?name=` filters can pin. */
+const MAX_RENDERINGS = 1024;
+
+/**
+ * Long-poll waiters and versions per collection. notify(kind, mesh) bumps that collection (and its kind's
+ * every-mesh list) and wakes only their waiters; a renderer memoised with rendered() runs once per
+ * version, however many waiters read it.
+ */
 export class ChangeNotifier {
-  private waiters = new Set<() => void>();
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly versions = new Map<string, number>();
+  private readonly renderings = new Map<string, { version: number; value: unknown }>();
   private closed = false;
 
-  notify(): void {
-    const woken = this.waiters;
-    this.waiters = new Set();
-    for (const wake of woken) wake();
+  /** A store write to `kind` in `mesh` (undefined for a global kind). */
+  notify(kind: string, mesh?: string): void {
+    const keys = mesh === undefined ? [collectionKey(kind, undefined)] : [collectionKey(kind, mesh), collectionKey(kind, "*")];
+    for (const key of keys) {
+      this.versions.set(key, this.version(key) + 1);
+      this.wake(key);
+    }
   }
 
-  /** Resolves at the next change, after timeoutMs, when `abandoned` resolves, or when the notifier closes. */
-  wait(timeoutMs: number, abandoned: Promise<void>): Promise<void> {
+  version(key: string): number {
+    return this.versions.get(key) ?? 0;
+  }
+
+  /** `render()` of this version of the collection, computed once and shared (`variant` tells apart filters). */
+  rendered<T>(key: string, variant: string, render: () => T): T {
+    const id = `${key}?${variant}`;
+    const version = this.version(key);
+    const hit = this.renderings.get(id);
+    if (hit && hit.version === version) return hit.value as T;
+    if (this.renderings.size >= MAX_RENDERINGS) this.renderings.clear();
+    const value = render();
+    this.renderings.set(id, { version, value });
+    return value;
+  }
+
+  /** Resolves at the next change of collection `key`, after timeoutMs, when `abandoned` resolves, or on close. */
+  wait(key: string, timeoutMs: number, abandoned: Promise<void>): Promise<void> {
     if (this.closed || timeoutMs <= 0) return Promise.resolve();
     return new Promise((resolve) => {
+      let set = this.waiters.get(key);
+      if (!set) this.waiters.set(key, (set = new Set()));
+      const waiting = set;
       const done = () => {
         clearTimeout(timer);
-        this.waiters.delete(done);
+        waiting.delete(done);
+        if (waiting.size === 0 && this.waiters.get(key) === waiting) this.waiters.delete(key);
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
-      this.waiters.add(done);
+      waiting.add(done);
       void abandoned.then(done);
     });
   }
@@ -62,15 +99,23 @@ export class ChangeNotifier {
   /** Releases every waiter now and makes later waits return at once (shutdown). */
   close(): void {
     this.closed = true;
-    this.notify();
+    for (const key of [...this.waiters.keys()]) this.wake(key);
+  }
+
+  private wake(key: string): void {
+    const woken = this.waiters.get(key);
+    if (!woken) return;
+    this.waiters.delete(key);
+    for (const done of woken) done();
   }
 }
 
 /**
- * Long-poll: re-renders until the ETag differs from the client's, or the wait ends. Returns the last
- * rendering and whether the client's tag still matches (→ 304).
+ * Long-poll: re-renders collection `key` at each of its changes until the ETag differs from the client's,
+ * or the wait ends. Returns the last rendering and whether the client's tag still matches (→ 304).
  */
 export async function renderWhenChanged<T extends { etag: string }>(
+  key: string,
   render: () => T,
   ifNoneMatch: string | undefined,
   waitMs: number | undefined,
@@ -83,7 +128,7 @@ export async function renderWhenChanged<T extends { etag: string }>(
   void abandoned.then(() => (gone = true));
   const deadline = Date.now() + (waitMs ?? 0);
   while (!gone && Date.now() < deadline) {
-    await notifier.wait(deadline - Date.now(), abandoned);
+    await notifier.wait(key, deadline - Date.now(), abandoned);
     view = render();
     if (!etagMatches(ifNoneMatch, view.etag)) return { view, notModified: false };
     if (notifier.isClosed) break;

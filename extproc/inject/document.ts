@@ -2,6 +2,7 @@
 // keeping what is not edited: untouched YAML documents verbatim, edited ones through yaml's
 // Document API (comments, key order, quoting), JSON with its key order and indent.
 import { type Document, parseAllDocuments } from "yaml";
+import { yamlLimitViolation } from "../policy/yaml-limits.js";
 import { applyJsonEdits, applyYamlEdits } from "./edits.js";
 import type { Edit } from "./plan.js";
 
@@ -58,12 +59,19 @@ function yamlStyle(text: string): { indent: number; indentSeq: boolean } {
 }
 
 function parseYaml(text: string): ParseResult {
+  const tooComplex = yamlLimitViolation(text);
+  if (tooComplex) return { ok: false, message: `input ${tooComplex}` };
   const parsed = parseAllDocuments(text);
   const docs: Document[] = Array.isArray(parsed) ? parsed : [];
   const values: unknown[] = [];
   for (const [i, doc] of docs.entries()) {
     if (doc.errors.length > 0) return { ok: false, message: `input document ${i + 1} is not valid YAML: ${doc.errors[0]!.message}` };
-    values.push(doc.toJS({ maxAliasCount: 100 }));
+    try {
+      values.push(doc.toJS({ maxAliasCount: 100 }));
+    } catch (err) {
+      // An alias bomb (yaml's "Excessive alias count") or another value that cannot be built.
+      return { ok: false, message: `input document ${i + 1} cannot be read: ${(err as Error).message}` };
+    }
   }
   const starts = docs.map((d, i) => (i === 0 ? 0 : (d.range?.[0] ?? 0)));
   const style = yamlStyle(text);

@@ -8,7 +8,8 @@ import type { KumaVersion } from "../policy/kuma-version.js";
 import { parsePolicyTextAsync, type Rejected } from "../policy/parse.js";
 import { resourcesOf, type Resource } from "../policy/resources.js";
 import type { Policy } from "../policy/types.js";
-import type { ApplyPolicies, PolicySource } from "./source.js";
+import { keepLastGood, kindAndName } from "./last-good.js";
+import type { ApplyPolicies, PolicySource, RejectedPolicy } from "./source.js";
 
 export interface SourceLog {
   info(obj: object, msg: string): void;
@@ -61,6 +62,14 @@ export class DirPolicySource implements PolicySource {
 
   get loaded(): boolean {
     return this.isLoaded;
+  }
+
+  /** Rejections of the files as last scanned; keptLastGood when that policy is still in force from an earlier version. */
+  get rejected(): RejectedPolicy[] {
+    const inForce = new Set([...this.files.values()].flatMap((s) => s.policies.map((p) => kindAndName(p.type, p.name))));
+    return [...this.files.values()].flatMap((s) =>
+      s.rejected.map((r) => ({ ...r, keptLastGood: r.kind !== undefined && r.name !== undefined && inForce.has(kindAndName(r.kind, r.name)) })),
+    );
   }
 
   async start(): Promise<void> {
@@ -151,24 +160,10 @@ export class DirPolicySource implements PolicySource {
       const parsed = await parsePolicyTextAsync(text, file, () => new Promise((resolve) => setImmediate(resolve)), { kumaVersion: this.opts.kumaVersion });
       for (const r of parsed.rejected) this.opts.log?.warn({ file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
       for (const p of parsed.policies) if (p.warnings.length > 0) this.opts.log?.warn({ file, kind: p.type, name: p.name, warnings: p.warnings }, "policy uses deprecated Kuma fields");
-      return { text, policies: keepLastGood(parsed.policies, parsed.rejected, prev), resources: parsed.resources, rejected: parsed.rejected };
+      return { text, policies: keepLastGood(parsed.policies, parsed.rejected, prev?.policies), resources: parsed.resources, rejected: parsed.rejected };
     } catch (err) {
       this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
       return prev;
     }
   }
-}
-
-/**
- * A rejected document never replaces a good one: a rejected policy keeps its previous good version; a
- * document that cannot even be identified (YAML error) keeps every previous policy of the file not reloaded.
- */
-export function keepLastGood(accepted: Policy[], rejected: readonly Rejected[], prev: FileState | undefined): Policy[] {
-  if (!prev || rejected.length === 0) return accepted;
-  const key = (kind?: string, name?: string): string => `${kind}/${name}`;
-  const have = new Set(accepted.map((p) => key(p.type, p.name)));
-  const anonymous = rejected.some((r) => !r.kind || !r.name);
-  const rejectedKeys = new Set(rejected.map((r) => key(r.kind, r.name)));
-  const kept = prev.policies.filter((p) => !have.has(key(p.type, p.name)) && (anonymous || rejectedKeys.has(key(p.type, p.name))));
-  return [...accepted, ...kept];
 }

@@ -21,6 +21,7 @@ export function httpPolicySourceFromConfig(config: SidecarConfig, apply: ApplyPo
     token: config.controlPlaneToken,
     mesh: config.mesh,
     pollIntervalMs: config.pollIntervalMs,
+    maxListBytes: config.controlPlaneMaxListBytes,
     cacheFile: config.policyCacheFile,
     apply,
     kumaVersion,

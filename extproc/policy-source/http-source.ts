@@ -9,11 +9,12 @@ import type { Policy } from "../policy/parse.js";
 import { Backoff, withJitter } from "./backoff.js";
 import { readPolicyCache, writePolicyCache } from "./cache-file.js";
 import { KumaClient, SyncError } from "./kuma-client.js";
+import { keepLastGood, kindAndName } from "./last-good.js";
 import { PolicySourceMetrics } from "./metrics.js";
 import { FETCHED_TYPES, isOptionalType, validateFetched } from "./resource-set.js";
 import type { KumaVersion } from "../policy/kuma-version.js";
 import type { MeshResources } from "../policy/resources.js";
-import type { ApplyPolicies, PolicySource } from "./source.js";
+import type { ApplyPolicies, PolicySource, RejectedPolicy } from "./source.js";
 
 export interface HttpPolicySourceOptions {
   /** Control plane REST API, e.g. http://127.0.0.1:5681 */
@@ -29,6 +30,8 @@ export interface HttpPolicySourceOptions {
   cacheFile?: string;
   /** @default 10000 */
   requestTimeoutMs?: number;
+  /** Most bytes read for one list of one kind (all pages together). */
+  maxListBytes: number;
   apply: ApplyPolicies;
   /** Whose validation rules decide which policies load. @default the engine default (2.14) */
   kumaVersion?: KumaVersion;
@@ -52,12 +55,16 @@ export function createHttpPolicySource(opts: HttpPolicySourceOptions): HttpPolic
 
 export class HttpPolicySource implements PolicySource {
   readonly status: SyncStatus = { halted: false, mode: "poll" };
+  rejected: RejectedPolicy[] = [];
   private readonly client: KumaClient;
   private readonly metrics: PolicySourceMetrics;
   private readonly backoff: Backoff;
   private readonly log: Logger;
   private readonly origin: string;
   private loadedValue = false;
+  /** The set in force and the items it came from (by kind/name), for keeping last good versions. */
+  private inForce: Policy[] | undefined;
+  private inForceItems = new Map<string, Resource>();
   private fingerprint: string | undefined;
   private stopped = false;
   private longPollSupported = true;
@@ -66,7 +73,7 @@ export class HttpPolicySource implements PolicySource {
   private loop: Promise<void> | undefined;
 
   constructor(private readonly opts: HttpPolicySourceOptions) {
-    this.client = new KumaClient({ baseUrl: opts.baseUrl, token: opts.token, mesh: opts.mesh, requestTimeoutMs: opts.requestTimeoutMs });
+    this.client = new KumaClient({ baseUrl: opts.baseUrl, token: opts.token, mesh: opts.mesh, requestTimeoutMs: opts.requestTimeoutMs, maxListBytes: opts.maxListBytes });
     this.metrics = new PolicySourceMetrics(opts.registry);
     this.backoff = opts.backoff ?? new Backoff();
     this.log = opts.log.child({ component: "policy-source", controlPlane: opts.baseUrl, mesh: opts.mesh });
@@ -165,15 +172,40 @@ export class HttpPolicySource implements PolicySource {
     }
   }
 
+  /**
+   * Validates every item and applies the set if the items changed. A rejected item keeps its policy's last
+   * good version in force (an unidentifiable one keeps every previous policy), so a bad new version of a
+   * Deny never turns into an allow, and a list of nothing but invalid items never empties the set.
+   */
   private applyIfChanged(items: Resource[]): void {
     const fingerprint = createHash("sha256").update(JSON.stringify(items.map(stripVolatile))).digest("hex");
     if (fingerprint === this.fingerprint) return;
-    const { policies, resources, good, rejected } = validateFetched(items, this.opts.mesh, this.opts.kumaVersion, (item) => `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`);
-    for (const r of rejected) this.log.warn({ kind: r.kind, name: r.name, violations: r.violations }, "rejected invalid resource from the control plane; the others apply");
-    this.commit(policies, this.origin, rejected.length, resources);
+    const { policies: accepted, resources, good, rejected: refused } = validateFetched(items, this.opts.mesh, this.opts.kumaVersion, (item) => `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`);
+    const goodItems = new Map<string, Resource>();
+    for (const item of good) goodItems.set(kindAndName(item.type, item.name), item);
+    const policies = keepLastGood(accepted, refused, this.inForce);
+    const keptKeys = new Set(policies.slice(accepted.length).map((p) => kindAndName(p.type, p.name)));
+    for (const key of keptKeys) goodItems.set(key, this.inForceItems.get(key)!);
+    this.rejected = refused.map((r) => {
+      const identified = r.kind !== undefined && r.name !== undefined;
+      return {
+        ...r,
+        ...(identified ? { source: `${this.opts.baseUrl}/meshes/${this.opts.mesh}/${r.kind}/${r.name}` } : {}),
+        keptLastGood: identified ? keptKeys.has(kindAndName(r.kind, r.name)) : keptKeys.size > 0,
+      };
+    });
+    for (const r of this.rejected) {
+      this.log.warn(
+        { kind: r.kind, name: r.name, keptLastGood: r.keptLastGood, violations: r.violations },
+        r.keptLastGood ? "rejected an invalid new version of a policy; its last good version stays in force" : "rejected an invalid resource from the control plane; the others apply",
+      );
+    }
+    this.commit(policies, this.origin, refused.length, resources);
+    this.inForce = policies;
+    this.inForceItems = goodItems;
     this.fingerprint = fingerprint;
     if (this.opts.cacheFile) {
-      writePolicyCache(this.opts.cacheFile, { savedAt: new Date().toISOString(), controlPlane: this.opts.baseUrl, mesh: this.opts.mesh, items: good }).catch(
+      writePolicyCache(this.opts.cacheFile, { savedAt: new Date().toISOString(), controlPlane: this.opts.baseUrl, mesh: this.opts.mesh, items: [...goodItems.values()] }).catch(
         (err: unknown) => this.log.warn({ err: (err as Error).message, cacheFile: this.opts.cacheFile }, "could not write the policy cache file"),
       );
     }
@@ -195,8 +227,10 @@ export class HttpPolicySource implements PolicySource {
     try {
       const cache = await readPolicyCache(this.opts.cacheFile);
       if (!cache) return void this.log.warn({ cacheFile: this.opts.cacheFile }, "control plane unreachable and no policy cache yet");
-      const { policies, resources, rejected } = validateFetched(cache.items as Resource[], this.opts.mesh, this.opts.kumaVersion);
+      const { policies, resources, good, rejected } = validateFetched(cache.items as Resource[], this.opts.mesh, this.opts.kumaVersion);
+      for (const item of good) this.inForceItems.set(kindAndName(item.type, item.name), item);
       this.commit(policies, `cache:${this.opts.cacheFile} (saved ${cache.savedAt})`, rejected.length, resources);
+      this.inForce = policies;
     } catch (err) {
       this.log.error({ err: (err as Error).message, cacheFile: this.opts.cacheFile }, "could not read the policy cache file");
     }

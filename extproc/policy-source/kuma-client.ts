@@ -29,6 +29,8 @@ export interface KumaClientOptions {
   requestTimeoutMs?: number;
   /** Page size asked for. @default 100 */
   pageSize?: number;
+  /** Most bytes read for one list (all its pages together): --control-plane-max-list-bytes. */
+  maxListBytes: number;
 }
 
 export interface ListResult {
@@ -53,12 +55,19 @@ export class KumaClient {
     return url;
   }
 
-  /** Every item of a kind in the mesh, across all pages; with `optional`, a 404 on the first page is an empty, missing list. */
+  /**
+   * Every item of a kind in the mesh, across all pages; with `optional`, a 404 on the first page is an empty,
+   * missing list. At most maxListBytes are read (all pages together), and a `next` link leading back to a page
+   * already read is an error, not a loop.
+   */
   async listAll(type: ResourceType, signal?: AbortSignal, optional = false): Promise<ListResult> {
     let url = this.listUrl(type);
     const items: Resource[] = [];
+    const seen = new Set<string>();
+    const budget = { left: this.opts.maxListBytes, limit: this.opts.maxListBytes };
     let etag: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
+      seen.add(url.toString());
       const res = await this.request(url, {}, this.opts.requestTimeoutMs ?? 10_000, signal);
       if (res.status === 404 && optional && page === 0) {
         await res.body?.cancel();
@@ -66,14 +75,16 @@ export class KumaClient {
       }
       if (res.status !== 200) throw classify(res, `GET ${url.pathname}`);
       if (page === 0) etag = res.headers.get("etag") ?? undefined;
-      const body = await readPage(res, url);
+      const body = await readPage(res, url, budget);
       items.push(...body.items);
       if (!body.next) return { items, ...(etag ? { etag } : {}) };
       // Take only size/offset from `next`: its host is whatever the server saw, which may not be reachable from here.
       const next = new URL(body.next, url);
       const following = new URL(url);
       for (const [k, v] of next.searchParams) following.searchParams.set(k, v);
-      if (following.toString() === url.toString()) throw new SyncError("bad_response", `${url.pathname}: pagination does not advance (next = this page)`);
+      if (seen.has(following.toString())) {
+        throw new SyncError("bad_response", `${url.pathname}: pagination cycles (next = ${following.search}, a page already read)`);
+      }
       url = following;
     }
     throw new SyncError("bad_response", `${url.pathname}: more than ${MAX_PAGES} pages`);
@@ -121,11 +132,35 @@ function classify(res: Response, what: string): SyncError {
   return new SyncError("client_error", `${what}: unexpected status ${s}`);
 }
 
-async function readPage(res: Response, url: URL): Promise<{ items: Resource[]; next: string | null }> {
+/** Reads a response body as text, failing as soon as it would take the list past its byte budget. */
+async function readLimited(res: Response, url: URL, budget: { left: number; limit: number }): Promise<string> {
+  const tooLarge = () =>
+    new SyncError("bad_response", `${url.pathname}: list larger than ${budget.limit} bytes (raise --control-plane-max-list-bytes if the policies really are this big)`);
+  if (Number(res.headers.get("content-length") ?? 0) > budget.left) {
+    void res.body?.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  const reader = res.body!.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    budget.left -= value.byteLength;
+    if (budget.left < 0) {
+      void reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+async function readPage(res: Response, url: URL, budget: { left: number; limit: number }): Promise<{ items: Resource[]; next: string | null }> {
   let body: unknown;
   try {
-    body = await res.json();
+    body = JSON.parse(await readLimited(res, url, budget));
   } catch (err) {
+    if (err instanceof SyncError) throw err;
     // A connection cut mid-body (control plane killed while answering) is a network failure, not a bad server.
     const reason = err instanceof SyntaxError ? "bad_response" : "network";
     throw new SyncError(reason, `${url.pathname}: could not read the list body: ${(err as Error).message}`);

@@ -17,8 +17,8 @@ export function isOptionalType(type: ResourceType): boolean {
 }
 
 export interface RejectedItem {
-  kind: unknown;
-  name: unknown;
+  kind?: string;
+  name?: string;
   violations: Violation[];
 }
 
@@ -44,7 +44,9 @@ export function validateFetched(items: readonly Resource[], mesh: string, kumaVe
     // stored, so its mTLS state is unknown (MeshTrafficPermission applies as in 2.6). Stored Meshes, and every
     // Mesh of a real Kuma, carry creationTime.
     if (kind === MESH_TYPE.kind && (item as { creationTime?: unknown }).creationTime === undefined) continue;
-    const reject = (violations: Violation[]) => set.rejected.push({ kind, name: (item as { name?: unknown } | null)?.name, violations });
+    const name = (item as { name?: unknown } | null)?.name;
+    const reject = (violations: Violation[]) =>
+      set.rejected.push({ ...(typeof kind === "string" ? { kind } : {}), ...(typeof name === "string" ? { name } : {}), violations });
     if (kind === MESH_TYPE.kind || SERVICE_TYPES.some((t) => t.kind === kind)) {
       const { resource, violations } = readResource(item, kind as string);
       if (!resource) reject(violations);

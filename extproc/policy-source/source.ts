@@ -1,7 +1,9 @@
 // The contract every policy source (directory, control plane) implements: fetch or watch policies and hand
 // complete, validated sets to `apply`. Sources never evaluate requests and never throw at callers.
 import type { MeshResources } from "../policy/resources.js";
-import type { Policy } from "../policy/types.js";
+import type { Policy, RejectedPolicy } from "../policy/types.js";
+
+export type { RejectedPolicy };
 
 /**
  * Receives the whole current policy set of a source, with the Mesh and service resources it holds (none when
@@ -16,4 +18,7 @@ export interface PolicySource {
   stop(): Promise<void>;
   /** True once a policy set has been applied at least once. */
   readonly loaded: boolean;
+  /** The documents of the current set that failed validation (shown by /explain). */
+  readonly rejected: readonly RejectedPolicy[];
 }
+

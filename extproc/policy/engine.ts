@@ -69,10 +69,12 @@ export class PolicyEngine implements Decider {
   private readonly identities = new IdentityCache();
   private readonly nowMs: () => number;
   private readonly random: RandomSource;
+  private kumaVersionInForce: KumaVersion | undefined;
 
   constructor(private readonly opts: PolicyEngineOptions) {
     this.nowMs = opts.nowMs ?? Date.now;
     this.random = opts.random ?? Math.random;
+    this.kumaVersionInForce = opts.kumaVersion;
   }
 
   get loaded(): boolean {
@@ -89,7 +91,12 @@ export class PolicyEngine implements Decider {
   }
 
   get kumaVersion(): KumaVersion | undefined {
-    return this.opts.kumaVersion;
+    return this.kumaVersionInForce;
+  }
+
+  /** Follows `version`'s semantics from the next replace() on (a control plane's version is known only once asked). */
+  followKumaVersion(version: KumaVersion): void {
+    this.kumaVersionInForce = version;
   }
 
   /**
@@ -98,7 +105,7 @@ export class PolicyEngine implements Decider {
    */
   replace(policies: readonly Policy[], resources: MeshResources = NO_RESOURCES): ReplaceResult {
     try {
-      const next = compile(policies, this.opts.dataplane, this.version + 1, { kumaVersion: this.opts.kumaVersion, resources });
+      const next = compile(policies, this.opts.dataplane, this.version + 1, { kumaVersion: this.kumaVersionInForce, resources });
       this.version = next.version;
       this.snapshot = next;
       this.buckets.retain(new Set(next.inbounds.filter((i) => i.from.MeshRateLimit || i.rules.MeshRateLimit).map((i) => i.inbound.name)));

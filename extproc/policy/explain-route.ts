@@ -2,14 +2,18 @@
 // body bytes and returns {status, json}; the composition root registers it with AdminServer.route().
 import type { PolicyEngine } from "./engine.js";
 import { explainRequest, parseExplainInput } from "./explain.js";
+import type { RejectedPolicy } from "./types.js";
 
 export interface ExplainReply {
   status: number;
   body: unknown;
 }
 
-/** A function from the request body (UTF-8 JSON) to a reply; never throws. */
-export function explainHandler(engine: PolicyEngine): (body: Uint8Array | string) => ExplainReply {
+/**
+ * A function from the request body (UTF-8 JSON) to a reply; never throws. `rejected` lists the policy source's
+ * current rejections: shown as `rejected` (when there are any) so an operator sees why a policy is not in force.
+ */
+export function explainHandler(engine: PolicyEngine, rejected: () => readonly RejectedPolicy[] = () => []): (body: Uint8Array | string) => ExplainReply {
   return (raw) => {
     let parsed: unknown;
     try {
@@ -21,7 +25,8 @@ export function explainHandler(engine: PolicyEngine): (body: Uint8Array | string
     const { input, violations } = parseExplainInput(parsed, engine.dataplane.mesh);
     if (!input) return { status: 400, body: { error: "invalid explain request", invalid_parameters: violations } };
     try {
-      return { status: 200, body: explainRequest(engine, input) };
+      const refused = rejected();
+      return { status: 200, body: { ...explainRequest(engine, input), ...(refused.length ? { rejected: refused } : {}) } };
     } catch (err) {
       return { status: 500, body: { error: (err as Error).message } };
     }

@@ -6,12 +6,13 @@ import type { KumaVersion } from "./kuma-version.js";
 import { validatePolicyObject } from "./normalize.js";
 import { isResourceDocument, resourceFromObject, type Resource } from "./resources.js";
 import type { Policy, Violation } from "./types.js";
+import { YAML_LIMITS, yamlLimitViolation } from "./yaml-limits.js";
 
 export { validatePolicyObject };
 export type { Policy, Violation };
 
 /** Limits that keep a hostile file from exhausting memory (billion-laughs aliases, huge inputs). */
-export const PARSE_LIMITS = { maxAliasCount: 100, maxTextBytes: 16 << 20, maxDocuments: 50_000, maxDepth: 64 } as const;
+export const PARSE_LIMITS = { maxAliasCount: 100, maxTextBytes: 16 << 20, maxDocuments: 50_000, maxDepth: YAML_LIMITS.maxDepth } as const;
 
 export interface Rejected {
   source?: string;
@@ -54,8 +55,9 @@ function* documentsOf(text: string): Generator<RawDocument> {
     yield { index: 0, violations: [{ field: "document", message: `text larger than ${PARSE_LIMITS.maxTextBytes} bytes` }] };
     return;
   }
-  if (nestingDepth(text) > PARSE_LIMITS.maxDepth) {
-    yield { index: 0, violations: [{ field: "document", message: `nesting deeper than ${PARSE_LIMITS.maxDepth} levels` }] };
+  const tooComplex = yamlLimitViolation(text, PARSE_LIMITS);
+  if (tooComplex) {
+    yield { index: 0, violations: [{ field: "document", message: `text ${tooComplex}` }] };
     return;
   }
   let index = 0;
@@ -84,28 +86,6 @@ function* documentsOf(text: string): Generator<RawDocument> {
   } catch (err) {
     yield { index, violations: [{ field: "document", message: `cannot parse: ${(err as Error).message}` }] };
   }
-}
-
-/** Upper bound of flow ([ {) nesting and of block indentation levels, checked before the recursive parser runs. */
-function nestingDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let quote = "";
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quote) {
-      if (c === "\\" && quote === '"') i++;
-      else if (c === quote) quote = "";
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === "[" || c === "{") max = Math.max(max, ++depth);
-    else if (c === "]" || c === "}") depth = Math.max(0, depth - 1);
-    else if (c === "\n") {
-      let indent = 0;
-      while (text[i + 1 + indent] === " ") indent++;
-      max = Math.max(max, Math.floor(indent / 2) - 8);
-    }
-  }
-  return max;
 }
 
 function expand(value: unknown): unknown[] {

@@ -141,3 +141,14 @@ export type TagSet = ReadonlyMap<string, ReadonlySet<string>>;
 export function policyKey(p: Pick<Policy, "type" | "mesh" | "name">): string {
   return `${p.type}/${p.mesh}/${p.name}`;
 }
+
+/** A policy (or document) the source refused; when it replaced a good version, that version stays in force. */
+export interface RejectedPolicy {
+  kind?: string;
+  name?: string;
+  /** Where it came from: a file path or a control-plane URL. */
+  source?: string;
+  /** True when an earlier good version of this policy is still in force. */
+  keptLastGood: boolean;
+  violations: Violation[];
+}

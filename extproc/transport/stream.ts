@@ -1,6 +1,6 @@
 // The ExternalProcessor/Process handler: one RequestProcessor per gRPC stream; performs its
-// Steps (replies, delays, OK close), ends the call on Envoy's half-close, and treats a cancel as
-// a normal end. A bad message fails only its own stream with INVALID_ARGUMENT.
+// Steps (replies, delays, OK close), ends the call on Envoy's half-close, and counts a cancel (reset)
+// as cancelled, not ended. A bad message fails only its own stream with INVALID_ARGUMENT.
 import { status as GrpcStatus, type ServerDuplexStream } from "@grpc/grpc-js";
 import type { Decider, Direction } from "../decision.js";
 import type { DecisionRecorder } from "../decision-log/recorder.js";
@@ -127,9 +127,14 @@ export function handleProcessStream(deps: StreamDeps, call: ServerDuplexStream<P
     }
   });
   call.on("end", () => {
-    // Envoy half-closed: nothing more will come. End with OK once held replies are out.
+    // Envoy half-closed: nothing more will come. End with OK once held replies are out. A cancel
+    // (RST_STREAM) also ends the readable side, and grpc-js reports it a moment later: look once
+    // the events of this turn are out, so a reset stream is counted as cancelled, not as ended.
     halfClosed = true;
-    if (pending === 0) finish("ok");
+    setImmediate(() => {
+      if (call.cancelled) finish("cancelled");
+      else if (pending === 0) finish("ok");
+    });
   });
   call.on("cancelled", () => finish("cancelled"));
   call.on("error", (err: Error & { code?: number }) => {

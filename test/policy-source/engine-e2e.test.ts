@@ -2,21 +2,11 @@
 // A PUT through the API changes the engine's next decision within a second (long-poll).
 import test from "ava";
 import { silentLogger } from "../../extproc/log.js";
-import type { RequestFacts } from "../../extproc/decision.js";
 import { dataplaneFromTags } from "../../extproc/policy/dataplane.js";
 import { PolicyEngine } from "../../extproc/policy/engine.js";
 import { call, eventually, mtp, startTestControlPlane, tempDir } from "../control-plane/helpers.js";
-import { sourceFor } from "./harness.js";
+import { inboundFacts as facts, sourceFor } from "./harness.js";
 
-const facts = (client: string): RequestFacts => ({
-  direction: "inbound",
-  method: "GET",
-  path: "/",
-  authority: "backend",
-  scheme: "http",
-  headers: new Map([["x-kuma-tags", `&kuma.io/service=${client}&`]]),
-  peerUriSans: [],
-});
 
 test("engine-e2e › a MeshTrafficPermission PUT through the API changes the next decision", async (t) => {
   const dir = await tempDir();

@@ -1,16 +1,20 @@
 // Runs an HttpPolicySource in a test: records every applied set, exposes its metrics registry.
 import { Registry } from "prom-client";
+import { loadSidecarConfig } from "../../extproc/config/sidecar.js";
 import { silentLogger } from "../../extproc/log.js";
 import { Backoff } from "../../extproc/policy-source/backoff.js";
 import { createHttpPolicySource, type HttpPolicySource, type HttpPolicySourceOptions } from "../../extproc/policy-source/http-source.js";
 import type { MeshResources } from "../../extproc/policy/resources.js";
 import type { Policy } from "../../extproc/policy/types.js";
+import type { RequestFacts } from "../../extproc/decision.js";
 
 export interface Applied {
   policies: Policy[];
   origin: string;
   resources?: MeshResources;
 }
+
+const SIDECAR_DEFAULTS = loadSidecarConfig([], {}).config;
 
 export function sourceFor(baseUrl: string, opts: Partial<HttpPolicySourceOptions> = {}) {
   const applied: Applied[] = [];
@@ -20,6 +24,7 @@ export function sourceFor(baseUrl: string, opts: Partial<HttpPolicySourceOptions
     mesh: "default",
     pollIntervalMs: 60_000,
     requestTimeoutMs: 2000,
+    maxListBytes: SIDECAR_DEFAULTS.controlPlaneMaxListBytes,
     apply: (policies, origin, resources) => applied.push({ policies, origin, resources }),
     log: silentLogger(),
     registry,
@@ -33,3 +38,14 @@ export function sourceFor(baseUrl: string, opts: Partial<HttpPolicySourceOptions
   };
   return { source, applied, names, metric, registry };
 }
+
+/** An inbound GET from `client`, identified by x-kuma-tags (engines built with trustKumaTagsHeader). */
+export const inboundFacts = (client: string): RequestFacts => ({
+  direction: "inbound",
+  method: "GET",
+  path: "/",
+  authority: "backend",
+  scheme: "http",
+  headers: new Map([["x-kuma-tags", `&kuma.io/service=${client}&`]]),
+  peerUriSans: [],
+});
