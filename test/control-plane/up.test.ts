@@ -18,8 +18,9 @@ test("up › starts the seeded control plane and a sidecar that registers; SIGIN
   t.truthy((await call(cpUrl, "GET", "/meshes/default")).body.mtls, "the sample Mesh (mTLS on) is seeded too");
   t.regex(banner(), /_rules/, "the banner shows Kuma's inspect call");
   // The decision half (explain with an XFCC, a PUT changing the next decision) is readme-2.14.test.ts.
-  const dps = await call(cpUrl, "GET", "/meshes/default/dataplanes");
-  t.is(dps.body.items[0]?.status?.state, "online", "the sidecar registered its dataplane");
+  // Registration follows the first sync in the background (the ports open first), so it may trail the banner.
+  const registered = async () => (await call(cpUrl, "GET", "/meshes/default/dataplanes")).body.items[0]?.status?.state === "online";
+  t.true(await eventually(registered, 10_000, 100), "the sidecar registered its dataplane");
   up.kill("SIGINT");
   t.is(await up.exited, 0);
 });
