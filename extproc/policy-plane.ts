@@ -1,15 +1,19 @@
 // Wires per-request policy decisions into the sidecar: who this dataplane is, the PolicyEngine,
 // its policy source (--policies DIR or --control-plane URL), the dataplane lifecycle client,
-// the "policies" readiness gate, and POST /explain.
-import type { Registry } from "prom-client";
+// the "policies" readiness gate, and POST /explain. Only policies that can select this dataplane are kept
+// (policy/select.ts); a change of the dataplane's own labels/tags (--dataplane-file) re-selects them.
+import { Gauge, type Registry } from "prom-client";
 import type { AdminServer } from "./admin/server.js";
 import { json } from "./admin/server.js";
 import type { SidecarConfig } from "./config/sidecar.js";
 import { NO_CONTROL_PLANE, type DataplaneLifecycle } from "./dataplane-lifecycle.js";
 import type { Logger } from "./log.js";
 import { PolicyEngine } from "./policy/engine.js";
+import type { Dataplane } from "./policy/dataplane.js";
 import { explainHandler } from "./policy/explain-route.js";
+import { mightSelect, selectForDataplane } from "./policy/select.js";
 import type { Policy } from "./policy/types.js";
+import { watchDataplaneFile } from "./policy-source/dataplane-file-watch.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
 import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane } from "./policy-source/from-config.js";
 import type { PolicySource } from "./policy-source/source.js";
@@ -44,23 +48,47 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
   });
 
   readiness.set("policies", "no policy set loaded yet");
-  const apply = (policies: Policy[], origin: string) => {
-    const result = engine.replace(policies);
+  const counts = selectionGauges(registry);
+  const apply = (policies: Policy[], origin: string, total?: number) => {
+    const selection = selectForDataplane(policies, engine.dataplane);
+    const result = engine.replace(selection.kept, { kept: selection.kept.length, total: total ?? selection.total });
     if (result.ok) {
       readiness.set("policies", undefined);
-      policyLog.info({ origin, version: result.version, policies: result.policies }, "policy set in force");
+      counts.kept.set(selection.kept.length);
+      counts.total.set(result.selection!.total);
+      policyLog.info({ origin, version: result.version, policies: result.policies, total: result.selection!.total }, "policy set in force");
     }
   };
   const source: PolicySource = config.policies
-    ? new DirPolicySource({ dir: config.policies, apply, log: policyLog })
+    ? new DirPolicySource({ dir: config.policies, apply, log: policyLog, retain: (p) => mightSelect(p, engine.dataplane) })
     : httpPolicySourceFromConfig(config, apply, log, registry)!;
   const lifecycle = dataplaneClientFromConfig(config, local, log) ?? NO_CONTROL_PLANE;
   await source.start();
   await lifecycle.register();
+  const reselect = async (dp: Dataplane) => {
+    engine.setDataplane(dp);
+    await source.resync();
+    const snap = engine.current();
+    // The source could not deliver a set (control plane down): compile what is held for the new dataplane.
+    if (snap && snap.dataplane !== dp) apply(snap.policies, "re-selection of the held set", engine.selectionCounts()?.total);
+  };
+  const unwatch = config.dataplaneFile ? watchDataplaneFile({ file: config.dataplaneFile, intervalMs: config.dataplaneFileCheckMs, current: local.dataplane, onChange: reselect, log: policyLog }) : () => {};
   return {
     engine,
     source,
     lifecycle,
-    stop: () => source.stop(),
+    stop: () => {
+      unwatch();
+      return source.stop();
+    },
+  };
+}
+
+/** How many policies the source delivered and how many can select this dataplane (and are compiled). */
+function selectionGauges(registry: Registry): { kept: Gauge; total: Gauge } {
+  const registers = [registry];
+  return {
+    kept: new Gauge({ name: "meshext_policies_kept", help: "Policies in force that can select this dataplane (the others are dropped at load).", registers }),
+    total: new Gauge({ name: "meshext_policies_in_source", help: "Valid policies in the source's current set, before keeping those that select this dataplane.", registers }),
   };
 }

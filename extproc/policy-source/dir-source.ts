@@ -1,11 +1,14 @@
 // Policies from a directory (--policies DIR): every *.yaml|*.yml|*.json, followed with fs.watch (debounced)
 // plus a periodic rescan as a fallback for filesystems where watch is unreliable. A file or policy that
 // fails to parse or validate is skipped and logged; the last good version of a rejected policy stays.
+// With `retain`, only the policies that might select this dataplane are held: the rest leave just their key.
+import { createHash } from "node:crypto";
 import { watch, type FSWatcher } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { parsePolicyTextAsync, type Rejected } from "../policy/parse.js";
-import type { Policy } from "../policy/types.js";
+import { dedupe } from "../policy/compile.js";
+import { policyKey, type Policy } from "../policy/types.js";
 import type { ApplyPolicies, PolicySource } from "./source.js";
 
 export interface SourceLog {
@@ -22,6 +25,8 @@ export interface DirSourceOptions {
   debounceMs?: number;
   /** Periodic rescan (0 disables). @default 5000 */
   rescanIntervalMs?: number;
+  /** Which validated policies to hold (the others are dropped at load, after validation). @default all */
+  retain?: (policy: Policy) => boolean;
 }
 
 export interface ScanReport {
@@ -34,11 +39,14 @@ export interface ScanReport {
 const POLICY_FILE = /\.(ya?ml|json)$/i;
 
 interface FileState {
-  /** The text last parsed: an unchanged file is not parsed again (content, not mtime, so same-tick rewrites count). */
-  text: string;
-  policies: Policy[];
+  /** Digest of the text last parsed: an unchanged file is not parsed again (content, not mtime, so same-tick rewrites count). */
+  digest: string;
+  /** The file's distinct policies in order: held ones, and the key (type/mesh/name) of each one not retained. */
+  entries: Array<Policy | string>;
   rejected: Rejected[];
 }
+
+const held = (entries: ReadonlyArray<Policy | string>): Policy[] => entries.filter((e): e is Policy => typeof e !== "string");
 
 export class DirPolicySource implements PolicySource {
   private files = new Map<string, FileState>();
@@ -122,16 +130,27 @@ export class DirPolicySource implements PolicySource {
       rejected.push(...state.rejected);
     }
     this.files = next;
-    const policies = [...next.values()].flatMap((s) => s.policies);
-    const signature = JSON.stringify(policies.map((p) => [p.source, p.type, p.name, p.labels, p.spec]));
+    const { policies, total } = combine(next.values());
+    const signature = digest(JSON.stringify([total, policies.map((p) => [p.source, p.type, p.name, p.labels, p.spec])]));
     const applied = signature !== this.lastApplied || !this.isLoaded;
     if (applied && !this.stopped) {
       this.lastApplied = signature;
-      this.opts.apply(policies, `dir:${this.opts.dir}`);
+      this.opts.apply(policies, `dir:${this.opts.dir}`, total);
       this.isLoaded = true;
-      this.opts.log?.info({ dir: this.opts.dir, files: next.size, policies: policies.length, rejected: rejected.length }, "policies loaded");
+      this.opts.log?.info({ dir: this.opts.dir, files: next.size, policies: total, held: policies.length, rejected: rejected.length }, "policies loaded");
     }
-    return { files: next.size, policies: policies.length, rejected, applied };
+    return { files: next.size, policies: total, rejected, applied };
+  }
+
+  /** Reads and parses every file again and applies the result even if unchanged (what `retain` keeps has changed). */
+  resync(): Promise<void> {
+    const forget = () => {
+      this.files = new Map();
+      this.lastApplied = "";
+    };
+    if (this.scanning) return this.scanning.then(forget).then(() => this.scan()).then(() => undefined);
+    forget();
+    return this.scan().then(() => undefined);
   }
 
   private async readFileState(file: string, prev: FileState | undefined): Promise<FileState | undefined> {
@@ -139,11 +158,15 @@ export class DirPolicySource implements PolicySource {
       const st = await stat(file);
       if (!st.isFile()) return undefined;
       const text = await readFile(file, "utf8");
-      if (prev && prev.text === text) return prev;
+      const textDigest = digest(text);
+      if (prev && prev.digest === textDigest) return prev;
       // Parsed in slices with setImmediate between them: a big file must not stall requests in flight.
       const parsed = await parsePolicyTextAsync(text, file, () => new Promise((resolve) => setImmediate(resolve)));
       for (const r of parsed.rejected) this.opts.log?.warn({ file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
-      return { text, policies: keepLastGood(parsed.policies, parsed.rejected, prev), rejected: parsed.rejected };
+      const policies = dedupe(keepLastGood(parsed.policies, parsed.rejected, prev && held(prev.entries))).policies;
+      const retain = this.opts.retain;
+      const entries = retain ? policies.map((p) => (retain(p) ? p : policyKey(p))) : policies;
+      return { digest: textDigest, entries, rejected: parsed.rejected };
     } catch (err) {
       this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
       return prev;
@@ -155,12 +178,24 @@ export class DirPolicySource implements PolicySource {
  * A rejected document never replaces a good one: a rejected policy keeps its previous good version; a
  * document that cannot even be identified (YAML error) keeps every previous policy of the file not reloaded.
  */
-export function keepLastGood(accepted: Policy[], rejected: readonly Rejected[], prev: FileState | undefined): Policy[] {
-  if (!prev || rejected.length === 0) return accepted;
+export function keepLastGood(accepted: Policy[], rejected: readonly Rejected[], prevPolicies: readonly Policy[] | undefined): Policy[] {
+  if (!prevPolicies || rejected.length === 0) return accepted;
   const key = (kind?: string, name?: string): string => `${kind}/${name}`;
   const have = new Set(accepted.map((p) => key(p.type, p.name)));
   const anonymous = rejected.some((r) => !r.kind || !r.name);
   const rejectedKeys = new Set(rejected.map((r) => key(r.kind, r.name)));
-  const kept = prev.policies.filter((p) => !have.has(key(p.type, p.name)) && (anonymous || rejectedKeys.has(key(p.type, p.name))));
+  const kept = prevPolicies.filter((p) => !have.has(key(p.type, p.name)) && (anonymous || rejectedKeys.has(key(p.type, p.name))));
   return [...accepted, ...kept];
+}
+
+/** The files' policies in order, a later file's policy replacing an earlier one of the same key (as compile() does). */
+function combine(files: Iterable<FileState>): { policies: Policy[]; total: number } {
+  const byKey = new Map<string, Policy | undefined>();
+  for (const f of files) for (const e of f.entries) typeof e === "string" ? byKey.set(e, undefined) : byKey.set(policyKey(e), e);
+  const policies = [...byKey.values()].filter((p): p is Policy => p !== undefined);
+  return { policies, total: byKey.size };
+}
+
+function digest(text: string): string {
+  return createHash("sha256").update(text).digest("base64");
 }

@@ -2,14 +2,19 @@
 // complete, validated sets to `apply`. Sources never evaluate requests and never throw at callers.
 import type { Policy } from "../policy/types.js";
 
-/** Receives the whole current policy set of a source; `origin` names the source for logs (e.g. "dir:/etc/p"). */
-export type ApplyPolicies = (policies: Policy[], origin: string) => void;
+/**
+ * Receives the whole current policy set of a source; `origin` names the source for logs (e.g. "dir:/etc/p").
+ * A source that already dropped policies which cannot select this dataplane says how many it had in `total`.
+ */
+export type ApplyPolicies = (policies: Policy[], origin: string, total?: number) => void;
 
 export interface PolicySource {
   /** Starts loading; resolves after the first load attempt (successful or not). */
   start(): Promise<void>;
   /** Stops watching/polling; idempotent. */
   stop(): Promise<void>;
+  /** Loads the whole set again and applies it even if unchanged (the dataplane it is selected for changed). */
+  resync(): Promise<void>;
   /** True once a policy set has been applied at least once. */
   readonly loaded: boolean;
 }

@@ -11,6 +11,7 @@ import { respond, type EvalContext } from "./outcomes.js";
 import type { Compat } from "./precedence.js";
 import { BucketStore } from "./rate-limit.js";
 import type { RandomSource } from "./random.js";
+import type { SelectionCounts } from "./select.js";
 import type { Policy } from "./types.js";
 
 /** The subset of a pino Logger the engine uses. */
@@ -37,6 +38,8 @@ export interface ReplaceResult {
   ok: boolean;
   version: number;
   policies: number;
+  /** What the source delivered vs what was kept for this dataplane (when the caller filtered). */
+  selection?: SelectionCounts;
   error?: string;
 }
 
@@ -57,6 +60,8 @@ export interface EvaluateOverrides {
 
 export class PolicyEngine implements Decider {
   private snapshot: Snapshot | undefined;
+  private selection: SelectionCounts | undefined;
+  private dp: Dataplane;
   private version = 0;
   private readonly buckets = new BucketStore();
   private readonly identities = new IdentityCache();
@@ -66,14 +71,26 @@ export class PolicyEngine implements Decider {
   constructor(private readonly opts: PolicyEngineOptions) {
     this.nowMs = opts.nowMs ?? Date.now;
     this.random = opts.random ?? Math.random;
+    this.dp = opts.dataplane;
   }
 
   get loaded(): boolean {
     return this.snapshot !== undefined;
   }
 
+  /** The dataplane the next replace() compiles for (the snapshot in force carries the one it was compiled for). */
   get dataplane(): Dataplane {
-    return this.opts.dataplane;
+    return this.dp;
+  }
+
+  /** The local dataplane changed (labels, tags, inbounds): the next replace() compiles for `dp`. */
+  setDataplane(dp: Dataplane): void {
+    this.dp = dp;
+  }
+
+  /** Policies delivered by the source vs kept for this dataplane, as of the set in force. */
+  selectionCounts(): SelectionCounts | undefined {
+    return this.selection;
   }
 
   /** The compiled snapshot in force (undefined before the first replace). */
@@ -81,14 +98,18 @@ export class PolicyEngine implements Decider {
     return this.snapshot;
   }
 
-  /** Compiles `policies` (already validated) and swaps them in; on failure the previous set stays. */
-  replace(policies: readonly Policy[]): ReplaceResult {
+  /**
+   * Compiles `policies` (already validated) and swaps them in; on failure the previous set stays.
+   * `selection` records how many the source delivered when the caller kept only those that select (select.ts).
+   */
+  replace(policies: readonly Policy[], selection?: SelectionCounts): ReplaceResult {
     try {
-      const next = compile(policies, this.opts.dataplane, this.version + 1, this.opts.compat);
+      const next = compile(policies, this.dp, this.version + 1, this.opts.compat);
       this.version = next.version;
       this.snapshot = next;
+      this.selection = selection;
       this.buckets.retain(new Set(next.inbounds.filter((i) => i.from.MeshRateLimit).map((i) => i.inbound.name)));
-      return { ok: true, version: next.version, policies: next.policies.length };
+      return { ok: true, version: next.version, policies: next.policies.length, ...(selection ? { selection } : {}) };
     } catch (err) {
       this.opts.log?.error({ err }, "policy compile failed; keeping the previous policy set");
       return { ok: false, version: this.version, policies: this.snapshot?.policies.length ?? 0, error: (err as Error).message };

@@ -23,6 +23,14 @@ export function selectsInbound(ref: TargetRef, inbound: Inbound, dp: Dataplane, 
   }
 }
 
+/**
+ * Whether a policy's top-level targetRef can select this dataplane at all (any inbound): the one predicate the
+ * selection filter (select.ts) and compile() share. A policy for which it is false never changes a decision.
+ */
+export function selectsDataplane(policy: Policy, dp: Dataplane, routes?: ReadonlyMap<string, Policy>): boolean {
+  return selectedInbounds(policy, dp, routes).length > 0;
+}
+
 /** Inbounds of `dp` selected by a policy's top-level targetRef (policies of another mesh select none). */
 export function selectedInbounds(policy: Policy, dp: Dataplane, routes?: ReadonlyMap<string, Policy>): Inbound[] {
   if (policy.mesh !== dp.mesh) return [];

@@ -89,3 +89,24 @@ test("dir-source › a missing directory does not throw and stays not loaded", a
   await source.stop();
   s.done();
 });
+
+test("dir-source › with retain, only retained policies are handed over, a later file's same-named policy still replaces an earlier one, and resync applies again", async (t) => {
+  // given a.yaml with x and keep (both Allow) and b.yaml redefining x as Deny; retain keeps only Allow policies
+  const dir = mkdtempSync(join(tmpdir(), "meshext-policies-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, "a.yaml"), [mtp("x", "Allow"), mtp("keep", "Allow")].join("---\n"));
+  writeFileSync(join(dir, "b.yaml"), mtp("x", "Deny"));
+  const applied: Array<{ policies: Policy[]; total?: number }> = [];
+  let retainAction = "Allow";
+  const source = new DirPolicySource({ dir, apply: (policies, _o, total) => void applied.push({ policies, total }), rescanIntervalMs: 0, retain: (p) => p.spec.from?.[0]?.default?.action === retainAction });
+  // when loaded; then x (replaced by the dropped Deny version) is gone, keep stays, and the total counts both
+  await source.start();
+  t.deepEqual(actions(applied.at(-1)?.policies), ["keep:Allow"]);
+  t.is(applied.at(-1)?.total, 2);
+  // when what is retained changes and the source resyncs; then the whole directory is read and applied again
+  retainAction = "Deny";
+  await source.resync();
+  t.deepEqual(actions(applied.at(-1)?.policies), ["x:Deny"]);
+  t.is(applied.length, 2);
+  await source.stop();
+});
