@@ -7,6 +7,7 @@ import { watch, type FSWatcher } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { parsePolicyTextAsync, type Rejected } from "../policy/parse.js";
+import { compact, StringTable } from "../policy/compact.js";
 import { dedupe } from "../policy/compile.js";
 import { policyKey, type Policy } from "../policy/types.js";
 import type { ApplyPolicies, PolicySource } from "./source.js";
@@ -37,10 +38,15 @@ export interface ScanReport {
 }
 
 const POLICY_FILE = /\.(ya?ml|json)$/i;
+/** A read this long after a file's mtime saw its final content for that mtime (coarse-timestamp filesystems included). */
+const SETTLED_AFTER_WRITE_MS = 2000;
 
 interface FileState {
   /** Digest of the text last parsed: an unchanged file is not parsed again (content, not mtime, so same-tick rewrites count). */
   digest: string;
+  /** inode, size, mtime and ctime (ns) when last read, and whether that read came well after the last write. */
+  stamp: string;
+  settled: boolean;
   /** The file's distinct policies in order: held ones, and the key (type/mesh/name) of each one not retained. */
   entries: Array<Policy | string>;
   rejected: Rejected[];
@@ -155,18 +161,27 @@ export class DirPolicySource implements PolicySource {
 
   private async readFileState(file: string, prev: FileState | undefined): Promise<FileState | undefined> {
     try {
-      const st = await stat(file);
+      const st = await stat(file, { bigint: true });
       if (!st.isFile()) return undefined;
-      const text = await readFile(file, "utf8");
-      const textDigest = digest(text);
-      if (prev && prev.digest === textDigest) return prev;
+      // A file not touched since a read made well after its last write is not read again: periodic rescans of
+      // a large mesh would otherwise allocate every file's text each time.
+      const stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+      if (prev && prev.settled && prev.stamp === stamp) return prev;
+      const readAtMs = Date.now();
+      const bytes = await readFile(file);
+      const settled = readAtMs - Number(st.mtimeMs) > SETTLED_AFTER_WRITE_MS;
+      const textDigest = digest(bytes);
+      if (prev && prev.digest === textDigest) return { ...prev, stamp, settled };
+      const text = bytes.toString("utf8");
       // Parsed in slices with setImmediate between them: a big file must not stall requests in flight.
       const parsed = await parsePolicyTextAsync(text, file, () => new Promise((resolve) => setImmediate(resolve)));
       for (const r of parsed.rejected) this.opts.log?.warn({ file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
       const policies = dedupe(keepLastGood(parsed.policies, parsed.rejected, prev && held(prev.entries))).policies;
-      const retain = this.opts.retain;
-      const entries = retain ? policies.map((p) => (retain(p) ? p : policyKey(p))) : policies;
-      return { digest: textDigest, entries, rejected: parsed.rejected };
+      // What is held is copied out of the file's text (compact.ts), or else it would keep the whole text alive.
+      const strings = new StringTable();
+      const retain = this.opts.retain ?? (() => true);
+      const entries = policies.map((p) => (retain(p) ? compact(p, strings) : strings.intern(policyKey(p))));
+      return { digest: textDigest, stamp, settled, entries, rejected: parsed.rejected };
     } catch (err) {
       this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
       return prev;
@@ -196,6 +211,6 @@ function combine(files: Iterable<FileState>): { policies: Policy[]; total: numbe
   return { policies, total: byKey.size };
 }
 
-function digest(text: string): string {
-  return createHash("sha256").update(text).digest("base64");
+function digest(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("base64");
 }
