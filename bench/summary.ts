@@ -29,14 +29,14 @@ function machineLines(s: Summary): string[] {
   return [
     `machine: ${m.cores} × ${m.cpu}, ${m.memGiB} GiB, Node ${m.node}, ${m.h2load}; commit ${m.commit}`,
     `run: ${s.mode}, started ${s.startedAt}, took ${s.durationS.toFixed(0)} s; ${s.pinning}`,
-    `load average (1/5/15 min) at start ${m.loadAvgStart.join(" / ")}, at end ${s.loadAvgEnd.join(" / ")}; other tenants used a median ${s.otherTenantsPct.toFixed(0)} % of one core during the throughput runs`,
+    `load average (1/5/15 min) at start ${m.loadAvgStart.join(" / ")}, at end ${s.loadAvgEnd.join(" / ")}${Number.isNaN(s.otherTenantsPct) ? "" : `; other tenants used a median ${s.otherTenantsPct.toFixed(0)} % of one core during the throughput runs`}`,
   ];
 }
 
 /** A caveat when other tenants used a noticeable share of the machine during the run. */
 function noiseNote(s: Summary): string | undefined {
   if (s.otherTenantsPct < 30 && Math.max(...s.machine.loadAvgStart) < s.machine.cores) return undefined;
-  return `Noisy run: the machine is shared, and other tenants (other engineers' builds and tests, plus our own load generator on CPU 1) kept ${s.otherTenantsPct.toFixed(0)} % of one core busy with load average ${s.machine.loadAvgStart[0]} on ${s.machine.cores} cores. Absolute figures are depressed and vary between runs; the ratios compare runs interleaved under the same noise and are the figures to read.`;
+  return `Noisy run: the machine is shared, and other tenants (other engineers' builds and tests, plus our own load generator on CPU 1) kept ${Number.isNaN(s.otherTenantsPct) ? "some" : `${s.otherTenantsPct.toFixed(0)} %`} of one core busy with load average ${s.machine.loadAvgStart[0]} on ${s.machine.cores} cores. Absolute figures are depressed and vary between runs; the ratios compare runs interleaved under the same noise and are the figures to read.`;
 }
 
 export const HOW_TO_RUN = [

@@ -11,7 +11,7 @@ import type { Logger } from "./log.js";
 import { PolicyEngine } from "./policy/engine.js";
 import type { Dataplane } from "./policy/dataplane.js";
 import { explainHandler } from "./policy/explain-route.js";
-import { mightSelect, selectForDataplane } from "./policy/select.js";
+import { selectForDataplane } from "./policy/select.js";
 import type { Policy } from "./policy/types.js";
 import { watchDataplaneFile } from "./policy-source/dataplane-file-watch.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
@@ -60,7 +60,7 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
     }
   };
   const source: PolicySource = config.policies
-    ? new DirPolicySource({ dir: config.policies, apply, log: policyLog, retain: (p) => mightSelect(p, engine.dataplane) })
+    ? new DirPolicySource({ dir: config.policies, apply, log: policyLog, selectFor: () => engine.dataplane })
     : httpPolicySourceFromConfig(config, apply, log, registry)!;
   const lifecycle = dataplaneClientFromConfig(config, local, log) ?? NO_CONTROL_PLANE;
   await source.start();

@@ -1,15 +1,16 @@
 // Policies from a directory (--policies DIR): every *.yaml|*.yml|*.json, followed with fs.watch (debounced)
 // plus a periodic rescan as a fallback for filesystems where watch is unreliable. A file or policy that
 // fails to parse or validate is skipped and logged; the last good version of a rejected policy stays.
-// With `retain`, only the policies that might select this dataplane are held: the rest leave just their key.
-import { createHash } from "node:crypto";
+// With `selectFor`, only the policies that might select that dataplane are held: the rest leave just their key.
+// Loads of many changed bytes are parsed in a short-lived worker thread (parse-worker.ts).
 import { watch, type FSWatcher } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { parsePolicyTextAsync, type Rejected } from "../policy/parse.js";
-import { compact, StringTable } from "../policy/compact.js";
-import { dedupe } from "../policy/compile.js";
+import type { Dataplane } from "../policy/dataplane.js";
+import type { Rejected } from "../policy/parse.js";
 import { policyKey, type Policy } from "../policy/types.js";
+import { parseInWorker } from "./parse-in-worker.js";
+import { digest, type FileJob, type FileOutcome, type FileState, held, readPolicyFile } from "./policy-file.js";
 import type { ApplyPolicies, PolicySource } from "./source.js";
 
 export interface SourceLog {
@@ -26,8 +27,10 @@ export interface DirSourceOptions {
   debounceMs?: number;
   /** Periodic rescan (0 disables). @default 5000 */
   rescanIntervalMs?: number;
-  /** Which validated policies to hold (the others are dropped at load, after validation). @default all */
-  retain?: (policy: Policy) => boolean;
+  /** Hold only validated policies that might select this dataplane (the others are dropped at load). @default hold all */
+  selectFor?: () => Dataplane;
+  /** Changed bytes from which a scan parses in a worker thread instead of the main thread (Infinity: never). @default 512 KiB */
+  workerMinBytes?: number;
 }
 
 export interface ScanReport {
@@ -38,21 +41,7 @@ export interface ScanReport {
 }
 
 const POLICY_FILE = /\.(ya?ml|json)$/i;
-/** A read this long after a file's mtime saw its final content for that mtime (coarse-timestamp filesystems included). */
-const SETTLED_AFTER_WRITE_MS = 2000;
-
-interface FileState {
-  /** Digest of the text last parsed: an unchanged file is not parsed again (content, not mtime, so same-tick rewrites count). */
-  digest: string;
-  /** inode, size, mtime and ctime (ns) when last read, and whether that read came well after the last write. */
-  stamp: string;
-  settled: boolean;
-  /** The file's distinct policies in order: held ones, and the key (type/mesh/name) of each one not retained. */
-  entries: Array<Policy | string>;
-  rejected: Rejected[];
-}
-
-const held = (entries: ReadonlyArray<Policy | string>): Policy[] => entries.filter((e): e is Policy => typeof e !== "string");
+const WORKER_MIN_BYTES = 512 * 1024;
 
 export class DirPolicySource implements PolicySource {
   private files = new Map<string, FileState>();
@@ -126,15 +115,8 @@ export class DirPolicySource implements PolicySource {
       this.opts.log?.error({ err, dir: this.opts.dir }, "cannot read policy dir; keeping the current policies");
       return { files: 0, policies: 0, rejected: [], applied: false };
     }
-    const next = new Map<string, FileState>();
-    const rejected: Rejected[] = [];
-    for (const name of names) {
-      const file = join(this.opts.dir, name);
-      const state = await this.readFileState(file, this.files.get(file));
-      if (!state) continue;
-      next.set(file, state);
-      rejected.push(...state.rejected);
-    }
+    const next = await this.readFiles(names.map((n) => join(this.opts.dir, n)));
+    const rejected = [...next.values()].flatMap((s) => s.rejected);
     this.files = next;
     const { policies, total } = combine(next.values());
     const signature = digest(JSON.stringify([total, policies.map((p) => [p.source, p.type, p.name, p.labels, p.spec])]));
@@ -159,48 +141,46 @@ export class DirPolicySource implements PolicySource {
     return this.scan().then(() => undefined);
   }
 
-  private async readFileState(file: string, prev: FileState | undefined): Promise<FileState | undefined> {
-    try {
-      const st = await stat(file, { bigint: true });
-      if (!st.isFile()) return undefined;
-      // A file not touched since a read made well after its last write is not read again: periodic rescans of
-      // a large mesh would otherwise allocate every file's text each time.
-      const stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
-      if (prev && prev.settled && prev.stamp === stamp) return prev;
-      const readAtMs = Date.now();
-      const bytes = await readFile(file);
-      const settled = readAtMs - Number(st.mtimeMs) > SETTLED_AFTER_WRITE_MS;
-      const textDigest = digest(bytes);
-      if (prev && prev.digest === textDigest) return { ...prev, stamp, settled };
-      const text = bytes.toString("utf8");
-      // Parsed in slices with setImmediate between them: a big file must not stall requests in flight.
-      const parsed = await parsePolicyTextAsync(text, file, () => new Promise((resolve) => setImmediate(resolve)));
-      for (const r of parsed.rejected) this.opts.log?.warn({ file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
-      const policies = dedupe(keepLastGood(parsed.policies, parsed.rejected, prev && held(prev.entries))).policies;
-      // What is held is copied out of the file's text (compact.ts), or else it would keep the whole text alive.
-      const strings = new StringTable();
-      const retain = this.opts.retain ?? (() => true);
-      const entries = policies.map((p) => (retain(p) ? compact(p, strings) : strings.intern(policyKey(p))));
-      return { digest: textDigest, stamp, settled, entries, rejected: parsed.rejected };
-    } catch (err) {
-      this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
-      return prev;
+  /** Each file's state: kept when its stat stamp shows no change, else read (in a worker when many bytes changed). */
+  private async readFiles(files: string[]): Promise<Map<string, FileState>> {
+    const next = new Map<string, FileState | undefined>();
+    const jobs: FileJob[] = [];
+    let changedBytes = 0;
+    const dataplane = this.opts.selectFor?.();
+    for (const file of files) {
+      const prev = this.files.get(file);
+      try {
+        const st = await stat(file, { bigint: true });
+        if (!st.isFile()) continue;
+        // A file not touched since a read made well after its last write is not read again: periodic rescans of
+        // a large mesh would otherwise allocate every file's text each time.
+        const stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+        next.set(file, prev);
+        if (prev && prev.settled && prev.stamp === stamp) continue;
+        changedBytes += Number(st.size);
+        jobs.push({ file, stamp, mtimeMs: Number(st.mtimeMs), ...(prev ? { prev: { digest: prev.digest, held: held(prev.entries) } } : {}), ...(dataplane ? { dataplane } : {}) });
+      } catch (err) {
+        this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
+        next.set(file, prev);
+      }
     }
+    const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const outcomes: FileOutcome[] =
+      jobs.length > 0 && changedBytes >= (this.opts.workerMinBytes ?? WORKER_MIN_BYTES)
+        ? await parseInWorker(jobs)
+        : await jobs.reduce(async (acc, job) => [...(await acc), await readPolicyFile(job, pause)], Promise.resolve([] as FileOutcome[]));
+    jobs.forEach((job, i) => {
+      const outcome = outcomes[i]!;
+      const prev = next.get(job.file);
+      if ("error" in outcome) this.opts.log?.warn({ err: outcome.error, file: job.file }, "cannot read policy file; keeping its previous policies");
+      else if ("unchanged" in outcome) next.set(job.file, prev && { ...prev, ...outcome.unchanged });
+      else {
+        for (const r of outcome.state.rejected) this.opts.log?.warn({ file: job.file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
+        next.set(job.file, outcome.state);
+      }
+    });
+    return new Map([...next].filter((e): e is [string, FileState] => e[1] !== undefined));
   }
-}
-
-/**
- * A rejected document never replaces a good one: a rejected policy keeps its previous good version; a
- * document that cannot even be identified (YAML error) keeps every previous policy of the file not reloaded.
- */
-export function keepLastGood(accepted: Policy[], rejected: readonly Rejected[], prevPolicies: readonly Policy[] | undefined): Policy[] {
-  if (!prevPolicies || rejected.length === 0) return accepted;
-  const key = (kind?: string, name?: string): string => `${kind}/${name}`;
-  const have = new Set(accepted.map((p) => key(p.type, p.name)));
-  const anonymous = rejected.some((r) => !r.kind || !r.name);
-  const rejectedKeys = new Set(rejected.map((r) => key(r.kind, r.name)));
-  const kept = prevPolicies.filter((p) => !have.has(key(p.type, p.name)) && (anonymous || rejectedKeys.has(key(p.type, p.name))));
-  return [...accepted, ...kept];
 }
 
 /** The files' policies in order, a later file's policy replacing an earlier one of the same key (as compile() does). */
@@ -209,8 +189,4 @@ function combine(files: Iterable<FileState>): { policies: Policy[]; total: numbe
   for (const f of files) for (const e of f.entries) typeof e === "string" ? byKey.set(e, undefined) : byKey.set(policyKey(e), e);
   const policies = [...byKey.values()].filter((p): p is Policy => p !== undefined);
   return { policies, total: byKey.size };
-}
-
-function digest(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("base64");
 }

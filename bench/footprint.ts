@@ -1,0 +1,123 @@
+// Item 6: what one sidecar costs per pod. A scale table (idle RSS and set-swap time at growing mesh sizes with
+// the same policies selecting this dataplane) against the echo server's idle RSS, and a soak: a long
+// request run with a policy-set change every chunk, RSS sampled throughout, echo and sidecar interleaved.
+import { runH2load } from "./h2load.js";
+import { policyFiles, replacePolicyFiles } from "./policy-files.js";
+import { rssMiB, sleep } from "./proc.js";
+import { type BenchRow, fmt } from "./report.js";
+import { type ServerProc, startEcho, startSidecarProc } from "./servers.js";
+
+export interface FootprintOptions {
+  /** Mesh sizes of the scale table. */
+  sizes: number[];
+  /** Policies of each size that select the bench sidecar. */
+  selecting: number;
+  /** Wait after "in force" before idle RSS is read. */
+  settleMs: number;
+  soak: { requests: number; changeEvery: number; inFlight: number; policies: number };
+}
+
+export interface FootprintResult {
+  tables: Array<{ header: string[]; rows: string[][] }>;
+  rows: BenchRow[];
+}
+
+const inForceLines = (s: ServerProc, total: number, after: number) => s.lines.filter((l) => l.line.msg === "policy set in force" && l.line.total === total && l.at >= after);
+
+/** Writes generation `generation` of an n-policy set into the sidecar's directory; ms until it is in force. */
+async function swapSet(s: ServerProc, texts: string[], n: number): Promise<number> {
+  const writeAt = Date.now();
+  replacePolicyFiles(s.dir!, texts);
+  const writtenAt = Date.now();
+  for (let waited = 0; waited < 600_000; waited += 20) {
+    const line = inForceLines(s, n, writtenAt)[0];
+    if (line) return line.at - writeAt;
+    await sleep(20);
+  }
+  return NaN;
+}
+
+export async function benchFootprint(o: FootprintOptions, progress: (msg: string) => void): Promise<FootprintResult> {
+  const rows: BenchRow[] = [];
+  const scale: string[][] = [];
+  const echo = await startEcho();
+  let echoIdle: number;
+  try {
+    await sleep(o.settleMs);
+    echoIdle = rssMiB(echo.pid);
+  } finally {
+    await echo.stop();
+  }
+  for (const n of o.sizes) {
+    progress(`footprint: ${n} mesh policies, ${o.selecting} selecting`);
+    const s = await startSidecarProc({ policies: n, selecting: o.selecting, maxStreamsPerConnection: 0 });
+    try {
+      await sleep(o.settleMs);
+      const idle = rssMiB(s.pid);
+      const kept = Number(inForceLines(s, n, 0).at(-1)?.line.policies);
+      const next = policyFiles(n, 1, o.selecting);
+      const swapMs = await swapSet(s, next, n);
+      await sleep(o.settleMs);
+      const afterSwap = rssMiB(s.pid);
+      scale.push([String(n), String(kept), fmt(idle), fmt(idle / echoIdle, 2), fmt(afterSwap), fmt(swapMs, 0)]);
+      rows.push({ name: `sidecar idle, ${n} mesh policies, ${kept} selecting (vs idle echo)`, value: idle, unit: "MiB RSS", baseline: echoIdle, ratio: idle / echoIdle, ...(n === 10_000 ? { goal: "ratio ≤ 1.2" } : {}) });
+      rows.push({ name: `policy set swap, ${n} mesh policies (write → in force, no load)`, value: swapMs, unit: "ms" });
+    } finally {
+      await s.stop();
+    }
+  }
+  const soak = await soakRun(o.soak, progress);
+  return {
+    tables: [
+      { header: ["mesh policies", "kept (select this dataplane)", "idle RSS MiB", "÷ idle echo", "RSS after a set swap MiB", "swap write → in force ms"], rows: scale },
+      { header: ["after requests", "echo RSS MiB", "sidecar RSS MiB", "sidecar RSS peak in chunk MiB", "sidecar policy set"], rows: soak.table },
+    ],
+    rows: [...rows, ...soak.rows],
+  };
+}
+
+async function soakRun(o: FootprintOptions["soak"], progress: (msg: string) => void): Promise<{ table: string[][]; rows: BenchRow[] }> {
+  const echo = await startEcho();
+  const side = await startSidecarProc({ policies: o.policies, maxStreamsPerConnection: 0 });
+  const table: string[][] = [];
+  const after: Array<{ done: number; echo: number; sidecar: number }> = [];
+  let failed = 0;
+  try {
+    for (let done = 0, generation = 0; done < o.requests; ) {
+      const chunk = Math.min(o.changeEvery, o.requests - done);
+      progress(`soak: requests ${done + 1}–${done + chunk} of ${o.requests}`);
+      const e = await runH2load(echo.grpc, o.inFlight, { requests: chunk });
+      let peak = 0;
+      const poll = setInterval(() => (peak = Math.max(peak, rssMiB(side.pid))), 250);
+      const r = await runH2load(side.grpc, o.inFlight, { requests: chunk }).finally(() => clearInterval(poll));
+      failed += e.failed + r.failed;
+      done += chunk;
+      const point = { done, echo: rssMiB(echo.pid), sidecar: rssMiB(side.pid) };
+      after.push(point);
+      let set = `generation ${generation}`;
+      if (done < o.requests) {
+        generation++;
+        const ms = await swapSet(side, policyFiles(o.policies, generation), o.policies);
+        set += ` → ${generation} (${fmt(ms, 0)} ms)`;
+      }
+      table.push([String(done), fmt(point.echo), fmt(point.sidecar), fmt(Math.max(peak, point.sidecar)), set]);
+    }
+  } finally {
+    await side.stop();
+    await echo.stop();
+  }
+  // The goal compares RSS after the first fifth of the run with RSS at its end (the last fifth run).
+  const fifth = o.requests / 5;
+  const early = after.find((a) => a.done >= fifth) ?? after[0]!;
+  const last = after.at(-1)!;
+  const what = `${o.requests} requests, ${o.inFlight} in flight, set of ${o.policies} changed every ${o.changeEvery}`;
+  return {
+    table,
+    rows: [
+      { name: `soak RSS after the last ${fifth} vs after the first ${fifth} requests, sidecar (${what})`, value: last.sidecar, unit: "MiB RSS", baseline: early.sidecar, ratio: last.sidecar / early.sidecar, goal: "ratio ≤ 1.1" },
+      { name: `soak RSS after the last ${fifth} vs after the first ${fifth} requests, echo (same requests)`, value: last.echo, unit: "MiB RSS", baseline: early.echo, ratio: last.echo / early.echo, goal: "info" },
+      { name: `soak sidecar RSS at the end vs echo`, value: last.sidecar, unit: "MiB RSS", baseline: last.echo, ratio: last.sidecar / last.echo },
+      { name: `failed requests in the soak (echo and sidecar)`, value: failed, unit: "requests", goal: "= 0" },
+    ],
+  };
+}

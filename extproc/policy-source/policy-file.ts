@@ -1,0 +1,75 @@
+// One file of a policy directory: read, parse, validate, keep last good versions of rejected policies, and
+// hold only what might select this dataplane. Runs on the main thread or in parse-worker.ts (no logging here).
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { compact, StringTable } from "../policy/compact.js";
+import { dedupe } from "../policy/compile.js";
+import type { Dataplane } from "../policy/dataplane.js";
+import { parsePolicyTextAsync, type Rejected } from "../policy/parse.js";
+import { mightSelect } from "../policy/select.js";
+import { policyKey, type Policy } from "../policy/types.js";
+
+/** A read this long after a file's mtime saw its final content for that mtime (coarse-timestamp filesystems included). */
+const SETTLED_AFTER_WRITE_MS = 2000;
+
+export interface FileState {
+  /** Digest of the text last parsed: an unchanged file is not parsed again (content, not mtime, so same-tick rewrites count). */
+  digest: string;
+  /** inode, size, mtime and ctime (ns) when last read, and whether that read came well after the last write. */
+  stamp: string;
+  settled: boolean;
+  /** The file's distinct policies in order: held ones, and the key (type/mesh/name) of each one not held. */
+  entries: Array<Policy | string>;
+  rejected: Rejected[];
+}
+
+/** What a read needs: the file, its stat stamp, what was held before, and the dataplane to select for (none: hold all). */
+export interface FileJob {
+  file: string;
+  stamp: string;
+  mtimeMs: number;
+  prev?: { digest: string; held: Policy[] };
+  dataplane?: Dataplane;
+}
+
+/** The new state, `unchanged` (same content; only stamp and settled are new), or the error that kept the file from being read. */
+export type FileOutcome = { state: FileState } | { unchanged: { stamp: string; settled: boolean } } | { error: string };
+
+export const held = (entries: ReadonlyArray<Policy | string>): Policy[] => entries.filter((e): e is Policy => typeof e !== "string");
+
+export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): Promise<FileOutcome> {
+  try {
+    const readAtMs = Date.now();
+    const bytes = await readFile(job.file);
+    const settled = readAtMs - job.mtimeMs > SETTLED_AFTER_WRITE_MS;
+    const textDigest = digest(bytes);
+    if (job.prev?.digest === textDigest) return { unchanged: { stamp: job.stamp, settled } };
+    const parsed = await parsePolicyTextAsync(bytes.toString("utf8"), job.file, pause);
+    const policies = dedupe(keepLastGood(parsed.policies, parsed.rejected, job.prev?.held)).policies;
+    // What is held is copied out of the file's text (compact.ts), or else it would keep the whole text alive.
+    const strings = new StringTable();
+    const dp = job.dataplane;
+    const entries = policies.map((p) => (!dp || mightSelect(p, dp) ? compact(p, strings) : strings.intern(policyKey(p))));
+    return { state: { digest: textDigest, stamp: job.stamp, settled, entries, rejected: parsed.rejected } };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+/**
+ * A rejected document never replaces a good one: a rejected policy keeps its previous good version; a
+ * document that cannot even be identified (YAML error) keeps every previous policy of the file not reloaded.
+ */
+export function keepLastGood(accepted: Policy[], rejected: readonly Rejected[], prevPolicies: readonly Policy[] | undefined): Policy[] {
+  if (!prevPolicies || rejected.length === 0) return accepted;
+  const key = (kind?: string, name?: string): string => `${kind}/${name}`;
+  const have = new Set(accepted.map((p) => key(p.type, p.name)));
+  const anonymous = rejected.some((r) => !r.kind || !r.name);
+  const rejectedKeys = new Set(rejected.map((r) => key(r.kind, r.name)));
+  const kept = prevPolicies.filter((p) => !have.has(key(p.type, p.name)) && (anonymous || rejectedKeys.has(key(p.type, p.name))));
+  return [...accepted, ...kept];
+}
+
+export function digest(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("base64");
+}
