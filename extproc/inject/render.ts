@@ -1,6 +1,7 @@
 // Renders the containers and volume that injection adds to a pod, from InjectSettings alone.
 // Pure: no I/O. Names here are how re-injection recognises its own containers.
 import { formatDurationMs } from "../config/flags.js";
+import { SIDECAR_NODE_OPTIONS, SIDECAR_RESOURCES } from "../config/runtime.js";
 import { type InjectSettings, sidecarDefaultPort } from "./settings.js";
 
 export type Container = Record<string, unknown> & { name: string };
@@ -24,9 +25,13 @@ export const SIDECAR_ADMIN_PORT = sidecarDefaultPort("adminListen");
 export const PRESTOP_DRAIN_PATH = "/drain/prestop";
 const ENVOY_CONFIG_DIR = "/etc/meshext";
 
-/** Kuma's default sidecar resources; override with a ContainerPatch. A fresh object per container. */
+/** Kuma's default sidecar resources, for Envoy; override with a ContainerPatch. A fresh object per container. */
 function sidecarResources(): Record<string, unknown> {
   return { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "1000m", memory: "512Mi" } };
+}
+/** The meshext sidecar's, measured (extproc/config/runtime.ts). A fresh object per container. */
+function meshextResources(): Record<string, unknown> {
+  return { requests: { ...SIDECAR_RESOURCES.requests }, limits: { ...SIDECAR_RESOURCES.limits } };
 }
 const INIT_RESOURCES = { requests: { cpu: "20m", memory: "20Mi" }, limits: { cpu: "100m", memory: "50Mi" } };
 
@@ -88,6 +93,7 @@ export function renderSidecar(s: InjectSettings): RenderedSidecar {
     env: [
       { name: "MESHEXT_DATAPLANE_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
       { name: "MESHEXT_DATAPLANE_ADDRESS", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+      { name: "NODE_OPTIONS", value: SIDECAR_NODE_OPTIONS.join(" ") },
       ...(s.sidecarControlPlane ? [{ name: "MESHEXT_CONTROL_PLANE", value: s.sidecarControlPlane }] : []),
     ],
     ports: [
@@ -97,7 +103,7 @@ export function renderSidecar(s: InjectSettings): RenderedSidecar {
     // Readiness only: /ready is 503 while draining, which must take the pod out of endpoints,
     // never restart it (so no liveness probe on the same path).
     readinessProbe: { httpGet: { path: "/ready", port: SIDECAR_ADMIN_PORT }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 1 },
-    resources: sidecarResources(),
+    resources: meshextResources(),
     securityContext: proxySecurityContext(s.proxyUid),
     lifecycle: drainPreStop(),
   };
