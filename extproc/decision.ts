@@ -16,6 +16,8 @@ export interface RequestFacts {
   headers: ReadonlyMap<string, string>;
   /** URI SANs of the downstream peer certificate (ext_proc attribute connection.uri_san_peer_certificate). */
   peerUriSans: readonly string[];
+  /** TLS SNI of the downstream connection (ext_proc attribute connection.requested_server_name), if sent. */
+  sni?: string;
   /** x-request-id when present, for logs. */
   requestId?: string;
 }
@@ -56,6 +58,8 @@ export interface ContinueDecision extends DecisionBase {
   requestHeaders?: HeaderEdits;
   /** Edits to apply in the response_headers phase; when absent the response phase can be skipped. */
   responseHeaders?: HeaderEdits;
+  /** The request edits change :path or :authority (a MeshHTTPRoute URLRewrite): Envoy must pick the route again. */
+  clearRouteCache?: boolean;
 }
 
 /** Answer locally (deny, abort, rate limit): Envoy sends this response and skips the upstream. */

@@ -12,6 +12,7 @@ import { PolicyEngine } from "./policy/engine.js";
 import type { Dataplane } from "./policy/dataplane.js";
 import { explainHandler } from "./policy/explain-route.js";
 import { selectForDataplane } from "./policy/select.js";
+import type { MeshResources } from "./policy/resources.js";
 import type { Policy } from "./policy/types.js";
 import { watchDataplaneFile } from "./policy-source/dataplane-file-watch.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
@@ -49,9 +50,9 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
 
   readiness.set("policies", "no policy set loaded yet");
   const counts = selectionGauges(registry);
-  const apply = (policies: Policy[], origin: string, total?: number) => {
-    const selection = selectForDataplane(policies, engine.dataplane);
-    const result = engine.replace(selection.kept, { kept: selection.kept.length, total: total ?? selection.total });
+  const apply = (policies: Policy[], origin: string, resources?: MeshResources, total?: number) => {
+    const selection = selectForDataplane(policies, engine.dataplane, engine.kumaVersion);
+    const result = engine.replace(selection.kept, resources, { kept: selection.kept.length, total: total ?? selection.total });
     if (result.ok) {
       readiness.set("policies", undefined);
       counts.kept.set(selection.kept.length);
@@ -70,7 +71,7 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
     await source.resync();
     const snap = engine.current();
     // The source could not deliver a set (control plane down): compile what is held for the new dataplane.
-    if (snap && snap.dataplane !== dp) apply(snap.policies, "re-selection of the held set", engine.selectionCounts()?.total);
+    if (snap && snap.dataplane !== dp) apply(snap.policies, "re-selection of the held set", snap.resources, engine.selectionCounts()?.total);
   };
   const unwatch = config.dataplaneFile ? watchDataplaneFile({ file: config.dataplaneFile, intervalMs: config.dataplaneFileCheckMs, current: local.dataplane, onChange: reselect, log: policyLog }) : () => {};
   return {

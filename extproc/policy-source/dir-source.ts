@@ -7,7 +7,9 @@ import { watch, type FSWatcher } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Dataplane } from "../policy/dataplane.js";
+import type { KumaVersion } from "../policy/kuma-version.js";
 import type { Rejected } from "../policy/parse.js";
+import { resourcesOf } from "../policy/resources.js";
 import { policyKey, type Policy } from "../policy/types.js";
 import { parseInWorker } from "./parse-in-worker.js";
 import { digest, type FileJob, type FileOutcome, type FileState, held, readPolicyFile } from "./policy-file.js";
@@ -31,6 +33,8 @@ export interface DirSourceOptions {
   selectFor?: () => Dataplane;
   /** Changed bytes from which a scan parses in a worker thread instead of the main thread (Infinity: never). @default 512 KiB */
   workerMinBytes?: number;
+  /** Whose validators decide what loads. @default the engine default (2.14) */
+  kumaVersion?: KumaVersion;
 }
 
 export interface ScanReport {
@@ -119,11 +123,12 @@ export class DirPolicySource implements PolicySource {
     const rejected = [...next.values()].flatMap((s) => s.rejected);
     this.files = next;
     const { policies, total } = combine(next.values());
-    const signature = digest(JSON.stringify([total, policies.map((p) => [p.source, p.type, p.name, p.labels, p.spec])]));
+    const resources = [...next.values()].flatMap((s) => s.resources);
+    const signature = digest(JSON.stringify([total, policies.map((p) => [p.source, p.type, p.name, p.labels, p.spec]), resources]));
     const applied = signature !== this.lastApplied || !this.isLoaded;
     if (applied && !this.stopped) {
       this.lastApplied = signature;
-      this.opts.apply(policies, `dir:${this.opts.dir}`, total);
+      this.opts.apply(policies, `dir:${this.opts.dir}`, resourcesOf(resources), total);
       this.isLoaded = true;
       this.opts.log?.info({ dir: this.opts.dir, files: next.size, policies: total, held: policies.length, rejected: rejected.length }, "policies loaded");
     }
@@ -158,7 +163,7 @@ export class DirPolicySource implements PolicySource {
         next.set(file, prev);
         if (prev && prev.settled && prev.stamp === stamp) continue;
         changedBytes += Number(st.size);
-        jobs.push({ file, stamp, mtimeMs: Number(st.mtimeMs), ...(prev ? { prev: { digest: prev.digest, held: held(prev.entries) } } : {}), ...(dataplane ? { dataplane } : {}) });
+        jobs.push({ file, stamp, mtimeMs: Number(st.mtimeMs), ...(prev ? { prev: { digest: prev.digest, held: held(prev.entries) } } : {}), ...(dataplane ? { dataplane } : {}), ...(this.opts.kumaVersion ? { kumaVersion: this.opts.kumaVersion } : {}) });
       } catch (err) {
         this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
         next.set(file, prev);
@@ -176,6 +181,7 @@ export class DirPolicySource implements PolicySource {
       else if ("unchanged" in outcome) next.set(job.file, prev && { ...prev, ...outcome.unchanged });
       else {
         for (const r of outcome.state.rejected) this.opts.log?.warn({ file: job.file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
+        for (const w of outcome.warned) this.opts.log?.warn({ file: job.file, ...w }, "policy uses deprecated Kuma fields");
         next.set(job.file, outcome.state);
       }
     });

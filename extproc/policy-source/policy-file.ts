@@ -5,7 +5,9 @@ import { readFile } from "node:fs/promises";
 import { compact, StringTable } from "../policy/compact.js";
 import { dedupe } from "../policy/compile.js";
 import type { Dataplane } from "../policy/dataplane.js";
+import type { KumaVersion } from "../policy/kuma-version.js";
 import { parsePolicyTextAsync, type Rejected } from "../policy/parse.js";
+import type { Resource } from "../policy/resources.js";
 import { mightSelect } from "../policy/select.js";
 import { policyKey, type Policy } from "../policy/types.js";
 
@@ -20,6 +22,8 @@ export interface FileState {
   settled: boolean;
   /** The file's distinct policies in order: held ones, and the key (type/mesh/name) of each one not held. */
   entries: Array<Policy | string>;
+  /** `kind: Mesh` and service resources of the file (all held: `to[]` entries resolve against them). */
+  resources: Resource[];
   rejected: Rejected[];
 }
 
@@ -30,10 +34,19 @@ export interface FileJob {
   mtimeMs: number;
   prev?: { digest: string; held: Policy[] };
   dataplane?: Dataplane;
+  /** Whose validators and selection rules apply. @default the engine default (2.14) */
+  kumaVersion?: KumaVersion;
+}
+
+/** A parsed policy that uses deprecated Kuma fields (logged by the caller, held or not). */
+export interface Warned {
+  kind: string;
+  name: string;
+  warnings: unknown[];
 }
 
 /** The new state, `unchanged` (same content; only stamp and settled are new), or the error that kept the file from being read. */
-export type FileOutcome = { state: FileState } | { unchanged: { stamp: string; settled: boolean } } | { error: string };
+export type FileOutcome = { state: FileState; warned: Warned[] } | { unchanged: { stamp: string; settled: boolean } } | { error: string };
 
 export const held = (entries: ReadonlyArray<Policy | string>): Policy[] => entries.filter((e): e is Policy => typeof e !== "string");
 
@@ -44,13 +57,14 @@ export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): 
     const settled = readAtMs - job.mtimeMs > SETTLED_AFTER_WRITE_MS;
     const textDigest = digest(bytes);
     if (job.prev?.digest === textDigest) return { unchanged: { stamp: job.stamp, settled } };
-    const parsed = await parsePolicyTextAsync(bytes.toString("utf8"), job.file, pause);
+    const parsed = await parsePolicyTextAsync(bytes.toString("utf8"), job.file, pause, { kumaVersion: job.kumaVersion });
+    const warned = parsed.policies.filter((p) => p.warnings.length > 0).map((p) => ({ kind: p.type, name: p.name, warnings: p.warnings }));
     const policies = dedupe(keepLastGood(parsed.policies, parsed.rejected, job.prev?.held)).policies;
     // What is held is copied out of the file's text (compact.ts), or else it would keep the whole text alive.
     const strings = new StringTable();
     const dp = job.dataplane;
-    const entries = policies.map((p) => (!dp || mightSelect(p, dp) ? compact(p, strings) : strings.intern(policyKey(p))));
-    return { state: { digest: textDigest, stamp: job.stamp, settled, entries, rejected: parsed.rejected } };
+    const entries = policies.map((p) => (!dp || mightSelect(p, dp, job.kumaVersion) ? compact(p, strings) : strings.intern(policyKey(p))));
+    return { state: { digest: textDigest, stamp: job.stamp, settled, entries, resources: compact(parsed.resources, strings), rejected: parsed.rejected }, warned };
   } catch (err) {
     return { error: (err as Error).message };
   }

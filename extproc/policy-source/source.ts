@@ -1,12 +1,14 @@
 // The contract every policy source (directory, control plane) implements: fetch or watch policies and hand
 // complete, validated sets to `apply`. Sources never evaluate requests and never throw at callers.
+import type { MeshResources } from "../policy/resources.js";
 import type { Policy } from "../policy/types.js";
 
 /**
- * Receives the whole current policy set of a source; `origin` names the source for logs (e.g. "dir:/etc/p").
- * A source that already dropped policies which cannot select this dataplane says how many it had in `total`.
- */
-export type ApplyPolicies = (policies: Policy[], origin: string, total?: number) => void;
+  * Receives the whole current policy set of a source, with the Mesh and service resources it holds (none when
+  * the source has no such resources); `origin` names the source for logs (e.g. "dir:/etc/p"). A source that
+  * already dropped policies which cannot select this dataplane says how many it had in `total`.
+  */
+export type ApplyPolicies = (policies: Policy[], origin: string, resources?: MeshResources, total?: number) => void;
 
 export interface PolicySource {
   /** Starts loading; resolves after the first load attempt (successful or not). */

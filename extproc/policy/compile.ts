@@ -3,9 +3,13 @@
 // by destination service. A decision then touches only what selects this proxy.
 import type { Dataplane, Inbound } from "./dataplane.js";
 import { buildFromPlan, type FromPlan } from "./from-items.js";
+import { buildRulesPlan, type RulesPlan } from "./inbound-rules.js";
+import { DEFAULT_KUMA_VERSION, versionTraits, type KumaVersion, type VersionTraits } from "./kuma-version.js";
 import { selectedInbounds } from "./match.js";
-import { sortByPrecedence, type Compat } from "./precedence.js";
-import { mergeRouteRules, type MergedRouteRule, type RouteEntry } from "./routes.js";
+import { sortByPrecedence } from "./precedence.js";
+import { meshMtls, NO_RESOURCES, type MeshResources } from "./resources.js";
+import { refResolvesTo, type Destination } from "./destinations.js";
+import { mergeRouteRules, routeTable, type RouteEntry, type RouteTable } from "./routes.js";
 import { policyKey, type Policy, type PolicyType, type RouteToItem } from "./types.js";
 
 export type FromKind = Exclude<PolicyType, "MeshHTTPRoute">;
@@ -13,16 +17,26 @@ export const FROM_KINDS: readonly FromKind[] = ["MeshTrafficPermission", "MeshFa
 
 export interface InboundPlan {
   inbound: Inbound;
-  /** Present only when at least one policy of that kind selects the inbound. */
+  /** Legacy `from` path: present when a policy of that kind selects the inbound and the kind has no rules here. */
   from: Partial<Record<FromKind, FromPlan>>;
+  /** 2.10+ `rules` path: present when a selecting policy of that kind has `rules` (it then replaces `from`). */
+  rules: Partial<Record<FromKind, RulesPlan>>;
 }
 
 export interface OutboundPlan {
   /** MeshHTTPRoutes selecting any inbound of this proxy, ascending priority. */
   routes: Policy[];
+  /** Legacy destinations: `to[].targetRef: {kind: MeshService, name}` by kuma.io/service name. */
   byService: Map<string, RouteEntry[]>;
   meshEntries: RouteEntry[];
-  merged: Map<string, MergedRouteRule[]>;
+  /** Every non-Mesh `to[]` entry, for resolution against real service resources. */
+  entries: RouteEntry[];
+  merged: Map<string, RouteTable>;
+  /** 2.7+: routes ordered by match specificity; up to 2.7 header values split on commas. */
+  specificity: boolean;
+  splitHeaderValues: boolean;
+  resources: MeshResources;
+  mesh: string;
 }
 
 export interface Snapshot {
@@ -37,15 +51,33 @@ export interface Snapshot {
   otherMesh: number;
   /** Duplicated type/mesh/name: the later one in the input replaced the earlier. */
   duplicates: string[];
+  /** The Kuma version whose semantics this snapshot follows, and its row of the version table. */
+  kumaVersion: KumaVersion;
+  traits: VersionTraits;
+  /** The resources given with the policies (Mesh, services). */
+  resources: MeshResources;
+  /** The Mesh resource's mTLS state; undefined when no Mesh resource for this mesh was given. */
+  mtls?: boolean;
+  /** `kuma.io/effect: shadow` policies selecting this proxy: inspection only (2.7+). */
+  shadowed: Policy[];
+}
+
+export interface CompileOptions {
+  kumaVersion?: KumaVersion;
+  resources?: MeshResources;
 }
 
 const MERGED_ROUTE_CACHE = 4096;
 
-export function compile(input: readonly Policy[], dataplane: Dataplane, version: number, compat: Compat = "2.6"): Snapshot {
+export function compile(input: readonly Policy[], dataplane: Dataplane, version: number, opts: CompileOptions = {}): Snapshot {
+  const kumaVersion = opts.kumaVersion ?? DEFAULT_KUMA_VERSION;
+  const traits = versionTraits(kumaVersion);
+  const resources = opts.resources ?? NO_RESOURCES;
   const { policies, duplicates } = dedupe(input);
   const routesByName = routesOf(policies, dataplane.mesh);
   const perInbound = dataplane.inbounds.map(() => new Map<FromKind, Policy[]>());
   const routes: Policy[] = [];
+  const shadowed: Policy[] = [];
   let unselected = 0;
   let otherMesh = 0;
   for (const p of policies) {
@@ -53,9 +85,13 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
       otherMesh++;
       continue;
     }
-    const selected = selectedInbounds(p, dataplane, routesByName);
+    const selected = selectedInbounds(p, dataplane, { traits, routes: routesByName });
     if (selected.length === 0) {
       unselected++;
+      continue;
+    }
+    if (p.shadow && traits.shadowEffect) {
+      shadowed.push(p);
       continue;
     }
     if (p.type === "MeshHTTPRoute") {
@@ -69,21 +105,41 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
     }
   }
   const inbounds = dataplane.inbounds.map((inbound, i) => {
-    const from: InboundPlan["from"] = {};
-    for (const [kind, list] of perInbound[i]!) from[kind] = buildFromPlan(kind, sortByPrecedence(list, compat));
-    return { inbound, from };
+    const plan: InboundPlan = { inbound, from: {}, rules: {} };
+    for (const [kind, list] of perInbound[i]!) {
+      const sorted = sortByPrecedence(list, traits);
+      const rules = traits.rulesKinds.has(kind) ? buildRulesPlan(kind, sorted, traits.ruleMatchExpansion) : undefined;
+      if (rules) plan.rules[kind] = rules;
+      else plan.from[kind] = buildFromPlan(kind, sorted);
+    }
+    return plan;
   });
-  return { version, dataplane, policies, inbounds, outbound: outboundPlan(sortByPrecedence(routes, compat)), unselected, otherMesh, duplicates };
+  const outbound = outboundPlan(sortByPrecedence(routes, traits), traits, resources, dataplane.mesh);
+  const mtls = meshMtls(resources, dataplane.mesh);
+  const snap: Snapshot = { version, dataplane, policies, inbounds, outbound, unselected, otherMesh, duplicates, kumaVersion, traits, resources, shadowed };
+  if (mtls !== undefined) snap.mtls = mtls;
+  return snap;
 }
 
-function outboundPlan(routes: Policy[]): OutboundPlan {
-  const plan: OutboundPlan = { routes, byService: new Map(), meshEntries: [], merged: new Map() };
+function outboundPlan(routes: Policy[], traits: VersionTraits, resources: MeshResources, mesh: string): OutboundPlan {
+  const plan: OutboundPlan = {
+    routes,
+    byService: new Map(),
+    meshEntries: [],
+    entries: [],
+    merged: new Map(),
+    specificity: traits.routeSpecificitySort,
+    splitHeaderValues: traits.routeHeaderCommaSplit,
+    resources,
+    mesh,
+  };
   for (const policy of routes) {
     (policy.spec.to ?? []).forEach((raw, toIndex) => {
       const entry: RouteEntry = { policy, toIndex, item: raw as RouteToItem };
       const ref = raw.targetRef;
       if (ref.kind === "Mesh") plan.meshEntries.push(entry);
-      else if (ref.kind === "MeshService" && ref.name) {
+      else plan.entries.push(entry);
+      if (ref.kind === "MeshService" && ref.name && ref.labels === undefined && ref.sectionName === undefined) {
         if (!plan.byService.has(ref.name)) plan.byService.set(ref.name, []);
         plan.byService.get(ref.name)!.push(entry);
       }
@@ -92,18 +148,21 @@ function outboundPlan(routes: Policy[]): OutboundPlan {
   return plan;
 }
 
-/** Merged route rules towards `service` (Mesh entries plus that service's, in priority order), cached. */
-export function routeRulesFor(plan: OutboundPlan, service: string): MergedRouteRule[] {
-  const cached = plan.merged.get(service);
+/**
+ * Route table towards a destination: Mesh entries plus the entries that name it — a real resource when
+ * `dest` is given (its refs resolved), else a kuma.io/service name — merged in priority order, cached.
+ */
+export function routeTableFor(plan: OutboundPlan, service: string, dest?: Destination): RouteTable {
+  const key = dest ? dest.key : `service/${service}`;
+  const cached = plan.merged.get(key);
   if (cached) return cached;
   const rank = new Map(plan.routes.map((p, i) => [p, i]));
-  const entries = [...plan.meshEntries, ...(plan.byService.get(service) ?? [])].sort(
-    (a, b) => rank.get(a.policy)! - rank.get(b.policy)! || a.toIndex - b.toIndex,
-  );
-  const merged = mergeRouteRules(entries);
+  const named = dest ? plan.entries.filter((e) => refResolvesTo(e.item.targetRef, e.policy, dest)) : (plan.byService.get(service) ?? []);
+  const entries = [...plan.meshEntries, ...named].sort((a, b) => rank.get(a.policy)! - rank.get(b.policy)! || a.toIndex - b.toIndex);
+  const table = routeTable(mergeRouteRules(entries), plan.specificity);
   if (plan.merged.size >= MERGED_ROUTE_CACHE) plan.merged.clear();
-  plan.merged.set(service, merged);
-  return merged;
+  plan.merged.set(key, table);
+  return table;
 }
 
 /** MeshHTTPRoutes of `mesh` by name: what a top-level targetRef of kind MeshHTTPRoute resolves against. */

@@ -9,6 +9,8 @@ export const SERVICE_TAG = "kuma.io/service";
 export interface Inbound {
   /** Inbound name (2.10+ sectionName) or `port` as text, or "inbound[i]". */
   name: string;
+  /** The `name` the Dataplane gave this inbound, if any (2.10–2.11 sectionName matches only this). */
+  declaredName?: string;
   port?: number;
   tags: Readonly<Record<string, string>>;
 }
@@ -18,7 +20,20 @@ export interface Dataplane {
   name: string;
   proxyType: ProxyType;
   inbounds: Inbound[];
+  /** Resource labels (`labels:` in universal form): what `kind: Dataplane` `labels` select (2.10+). */
+  labels?: Readonly<Record<string, string>>;
 }
+
+/** Label keys Kuma computes and reads for scoping (pkg/core/resources/labels). */
+export const LABEL = {
+  namespace: "k8s.kuma.io/namespace",
+  zone: "kuma.io/zone",
+  origin: "kuma.io/origin",
+  displayName: "kuma.io/display-name",
+  role: "kuma.io/policy-role",
+  effect: "kuma.io/effect",
+  mesh: "kuma.io/mesh",
+} as const;
 
 export interface DataplaneResult {
   dataplane?: Dataplane;
@@ -41,6 +56,7 @@ export function dataplaneFromObject(doc: unknown): DataplaneResult {
   if (o.type !== "Dataplane") issues.add("type", "must be Dataplane");
   const mesh = issues.str(o.mesh, "mesh", false) ?? "default";
   const name = issues.str(o.name, "name") ?? "";
+  const labels = issues.stringMap(o.labels, "labels", false);
   const net = issues.obj(o.networking, "networking");
   const inbounds: Inbound[] = [];
   let proxyType: ProxyType = "Sidecar";
@@ -60,11 +76,14 @@ export function dataplaneFromObject(doc: unknown): DataplaneResult {
       if (tags && !tags[SERVICE_TAG]) issues.add(at(at(p, "tags"), SERVICE_TAG), "must be defined");
       const port = issues.int(ib.port, at(p, "port"), 1, 65535, false);
       const ibName = typeof ib.name === "string" ? ib.name : port !== undefined ? String(port) : `inbound[${i}]`;
-      inbounds.push({ name: ibName, ...(port !== undefined ? { port } : {}), tags: { ...(tags ?? {}) } });
+      const declared = typeof ib.name === "string" ? { declaredName: ib.name } : {};
+      inbounds.push({ name: ibName, ...declared, ...(port !== undefined ? { port } : {}), tags: { ...(tags ?? {}) } });
     });
   }
   if (issues.list.length > 0) return { violations: issues.list };
-  return { dataplane: { mesh, name, proxyType, inbounds }, violations: [] };
+  const dataplane: Dataplane = { mesh, name, proxyType, inbounds };
+  if (labels) dataplane.labels = { ...labels };
+  return { dataplane, violations: [] };
 }
 
 /** `--dataplane-tags kuma.io/service=backend,version=v1` (kuma.io/service required) → one inbound. */

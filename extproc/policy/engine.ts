@@ -8,10 +8,11 @@ import { IdentityCache, type ClientIdentity } from "./identity.js";
 import { decideInbound, type KindTrace } from "./inbound.js";
 import { decideOutbound, type OutboundEvaluation } from "./outbound.js";
 import { respond, type EvalContext } from "./outcomes.js";
-import type { Compat } from "./precedence.js";
+import type { KumaVersion } from "./kuma-version.js";
 import { BucketStore } from "./rate-limit.js";
 import type { RandomSource } from "./random.js";
 import type { SelectionCounts } from "./select.js";
+import { NO_RESOURCES, type MeshResources } from "./resources.js";
 import type { Policy } from "./types.js";
 
 /** The subset of a pino Logger the engine uses. */
@@ -27,8 +28,8 @@ export interface PolicyEngineOptions {
   trustKumaTagsHeader?: boolean;
   /** Decision before the first replace(). @default "deny" */
   beforeFirstSync?: "allow" | "deny";
-  /** Name tie-break rule. @default "2.6" */
-  compat?: Compat;
+  /** The Kuma version whose semantics decide (kuma-version.ts). @default "2.14" */
+  kumaVersion?: KumaVersion;
   nowMs?: () => number;
   random?: RandomSource;
   log?: DecisionLog;
@@ -98,17 +99,22 @@ export class PolicyEngine implements Decider {
     return this.snapshot;
   }
 
+  get kumaVersion(): KumaVersion | undefined {
+    return this.opts.kumaVersion;
+  }
+
   /**
-   * Compiles `policies` (already validated) and swaps them in; on failure the previous set stays.
-   * `selection` records how many the source delivered when the caller kept only those that select (select.ts).
+   * Compiles `policies` (already validated) with the Mesh and service `resources` given alongside, and swaps
+   * them in; on failure the previous set stays. `selection` records how many the source delivered when the
+   * caller kept only those that can select this dataplane (select.ts).
    */
-  replace(policies: readonly Policy[], selection?: SelectionCounts): ReplaceResult {
+  replace(policies: readonly Policy[], resources: MeshResources = NO_RESOURCES, selection?: SelectionCounts): ReplaceResult {
     try {
-      const next = compile(policies, this.dp, this.version + 1, this.opts.compat);
+      const next = compile(policies, this.dp, this.version + 1, { kumaVersion: this.opts.kumaVersion, resources });
       this.version = next.version;
       this.snapshot = next;
       this.selection = selection;
-      this.buckets.retain(new Set(next.inbounds.filter((i) => i.from.MeshRateLimit).map((i) => i.inbound.name)));
+      this.buckets.retain(new Set(next.inbounds.filter((i) => i.from.MeshRateLimit || i.rules.MeshRateLimit).map((i) => i.inbound.name)));
       return { ok: true, version: next.version, policies: next.policies.length, ...(selection ? { selection } : {}) };
     } catch (err) {
       this.opts.log?.error({ err }, "policy compile failed; keeping the previous policy set");
@@ -156,7 +162,7 @@ export class PolicyEngine implements Decider {
     if (!inbound) {
       return { decision: { type: "continue", explain: { action: "allow", kind: "none", reason: "dataplane has no inbound" } }, identity, trace: [], snapshot: snap };
     }
-    const { decision, trace } = decideInbound(inbound, identity, ctx);
+    const { decision, trace } = decideInbound(inbound, identity, ctx, { traits: snap.traits, mtls: snap.mtls });
     return { decision, identity, inbound, trace, snapshot: snap };
   }
 }

@@ -18,7 +18,7 @@ export function explainHandler(engine: PolicyEngine): (body: Uint8Array | string
     } catch (err) {
       return { status: 400, body: { error: "body is not JSON", detail: (err as Error).message } };
     }
-    const { input, violations } = parseExplainInput(parsed);
+    const { input, violations } = parseExplainInput(parsed, engine.dataplane.mesh);
     if (!input) return { status: 400, body: { error: "invalid explain request", invalid_parameters: violations } };
     try {
       return { status: 200, body: explainRequest(engine, input) };

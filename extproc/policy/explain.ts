@@ -2,9 +2,11 @@
 // without side effects and report the decision, the policies that matched in precedence order, and the
 // merged conf per kind. Transport-free: takes plain JSON, builds RequestFacts.
 import type { Decision, RequestFacts } from "../decision.js";
+import type { Snapshot } from "./compile.js";
 import type { PolicyEngine } from "./engine.js";
+import { dataplaneRules, type InspectRules } from "./inspect.js";
 import { regionTags } from "./from-items.js";
-import { tagSetToObject, type ClientIdentity } from "./identity.js";
+import { describedIdentity, tagSetToObject, type ClientIdentity } from "./identity.js";
 import { at, Issues } from "./issues.js";
 import { tagSet } from "./match.js";
 import { buildRules, type KumaRule } from "./rules.js";
@@ -18,6 +20,8 @@ export interface PolicyReport {
   targetRef: unknown;
   /** Whether one of its items/rules applies to this request. */
   contributed: boolean;
+  /** Why a selecting policy took no part (e.g. a `from` MTP on an inbound with rules). */
+  ignored?: string;
 }
 
 export interface ExplainReport {
@@ -32,6 +36,12 @@ export interface ExplainReport {
   merged: Record<string, unknown>;
   regions?: Record<string, Array<{ subset: Tag[]; conf: unknown; from: string[] }>>;
   rules?: Record<string, KumaRule[]>;
+  /** With `rules: true`: this dataplane's rule view in the shape of Kuma's `/dataplanes/{name}/_rules`. */
+  dataplaneRules?: InspectRules;
+  /** MeshHTTPRoute filters of the matched rule that ext_proc cannot apply (RequestMirror, backendRefs, …). */
+  notApplied?: string[];
+  /** Rules path (2.10+): per kind, the rules that applied to this client, in the order they were applied. */
+  matchedRules?: Record<string, Array<{ policy: string; rule: string; match: unknown; conf: unknown }>>;
 }
 
 export interface ExplainInput {
@@ -42,7 +52,8 @@ export interface ExplainInput {
 }
 
 /** Validates an /explain body; every problem is reported as a violation. */
-export function parseExplainInput(body: unknown): { input?: ExplainInput; violations: Violation[] } {
+/** `mesh`: the local mesh, whose trust domain a described SPIFFE ID's legacy tags are read in. */
+export function parseExplainInput(body: unknown, mesh = "default"): { input?: ExplainInput; violations: Violation[] } {
   const issues = new Issues();
   const o = issues.obj(body, "body") ?? {};
   const direction = issues.oneOf(o.direction ?? "inbound", "direction", ["inbound", "outbound"] as const) ?? "inbound";
@@ -56,18 +67,24 @@ export function parseExplainInput(body: unknown): { input?: ExplainInput; violat
   if (kumaTags) headers.set("x-kuma-tags", kumaTags);
   const uriSans = (issues.arr(client.uriSans, at("client", "uriSans"), false) ?? []).filter((u): u is string => typeof u === "string");
   let identity: ClientIdentity | undefined;
+  const sni = issues.str(client.sni, at("client", "sni"), false);
+  if (client.spiffeID !== undefined) {
+    const ids = typeof client.spiffeID === "string" ? [client.spiffeID] : client.spiffeID;
+    if (!Array.isArray(ids) || ids.length === 0 || !ids.every((x) => typeof x === "string" && x !== "")) issues.add(at("client", "spiffeID"), "must be a SPIFFE ID or a list of URI SANs");
+    else identity = describedIdentity(ids as string[], mesh, sni);
+  }
   if (client.tags !== undefined) {
     const tags = issues.obj(client.tags, at("client", "tags"));
     const ok = tags && Object.values(tags).every((v) => typeof v === "string" || (Array.isArray(v) && v.every((x) => typeof x === "string")));
     if (tags && !ok) issues.add(at("client", "tags"), "must map tag keys to a string or a list of strings");
-    if (tags && ok) identity = { tags: tagSet(tags as Record<string, string | string[]>), source: "described", ignored: [] };
+    if (tags && ok) identity = { ...(identity ?? { source: "described", ignored: [] }), tags: tagSet(tags as Record<string, string | string[]>) };
   }
   const method = (issues.str(o.method, "method", false) ?? "GET").toUpperCase();
   const path = issues.str(o.path, "path", false) ?? "/";
   const authority = issues.str(o.authority, "authority", false) ?? headers.get(":authority") ?? "";
   const inbound = o.inbound === undefined ? undefined : String(o.inbound);
   if (issues.list.length > 0) return { violations: issues.list };
-  const facts: RequestFacts = { direction, method, path, authority, scheme: "http", headers, peerUriSans: uriSans };
+  const facts: RequestFacts = { direction, method, path, authority, scheme: "http", headers, peerUriSans: uriSans, ...(sni ? { sni } : {}) };
   return { input: { facts, identity, inbound, withRules: o.rules === true }, violations: [] };
 }
 
@@ -83,6 +100,8 @@ export function explainRequest(engine: PolicyEngine, input: ExplainInput): Expla
     for (const p of ev.snapshot?.outbound.routes ?? []) report.policies.push(policyReport(p, contributing.has(p)));
     if (ob.matched) report.merged.MeshHTTPRoute = ob.matched.rule.default;
     if (input.withRules) report.rules = { MeshHTTPRoute: ob.rules.map((r) => ({ subset: [], conf: { matches: r.matches, default: r.default }, origin: r.sources.map((s) => `${s.policy.name} ${s.rule}`) })) };
+    if (input.withRules && ev.snapshot) report.dataplaneRules = rulesView(ev.snapshot);
+    if (ob.notApplied && ob.notApplied.length > 0) report.notApplied = ob.notApplied;
     return report;
   }
   if (ev.identity) {
@@ -92,16 +111,31 @@ export function explainRequest(engine: PolicyEngine, input: ExplainInput): Expla
   if (ev.inbound) report.inbound = { name: ev.inbound.inbound.name, tags: ev.inbound.inbound.tags };
   report.regions = {};
   for (const t of ev.trace) {
+    if (t.rules) {
+      const hit = new Set((t.hits ?? []).map((h) => h.policy));
+      for (const p of t.rules.policies) report.policies.push(policyReport(p, hit.has(p)));
+      for (const p of t.rules.ignoredFrom) report.policies.push({ ...policyReport(p, false), ignored: "from-based policy on an inbound with rules" });
+      report.matchedRules ??= {};
+      report.matchedRules[t.kind] = (t.hits ?? []).map((h) => ({ policy: h.policy.name, rule: h.rule, match: h.matches?.[0] ?? null, conf: h.conf }));
+      continue;
+    }
+    if (!t.plan) continue;
+    const plan = t.plan;
     const contributing = new Set(t.matches.flatMap((m) => m.items.map((i) => i.policy)));
-    for (const p of t.plan.policies) report.policies.push(policyReport(p, contributing.has(p)));
+    for (const p of plan.policies) report.policies.push(policyReport(p, contributing.has(p)));
     if (t.matches[0]) report.merged[t.kind] = t.matches[0].conf;
-    report.regions[t.kind] = t.matches.map((m) => ({ subset: regionTags(t.plan, m.positives), conf: m.conf, from: m.items.map((i) => `${i.policy.name} from[${i.index}]`) }));
+    report.regions[t.kind] = t.matches.map((m) => ({ subset: regionTags(plan, m.positives), conf: m.conf, from: m.items.map((i) => `${i.policy.name} from[${i.index}]`) }));
   }
   if (input.withRules && ev.inbound) {
     report.rules = {};
     for (const [kind, plan] of Object.entries(ev.inbound.from)) report.rules[kind] = buildRules(plan.items).rules;
   }
+  if (input.withRules && ev.snapshot) report.dataplaneRules = rulesView(ev.snapshot);
   return report;
+}
+
+function rulesView(snap: Snapshot): InspectRules {
+  return dataplaneRules(snap.policies, snap.dataplane, { kumaVersion: snap.kumaVersion, resources: snap.resources });
 }
 
 function policyReport(p: { type: string; name: string; origin?: string; spec: { targetRef: unknown } }, contributed: boolean): PolicyReport {

@@ -13,6 +13,15 @@ export interface ClientIdentity {
   ignored: string[];
   /** tagSetKey(tags), computed once. */
   key?: string;
+  /**
+   * What 2.12+ SPIFFE matches compare against: the peer's URI SANs joined with "," (Envoy's uri_san input),
+   * so a single-URI (MeshIdentity) certificate gives its SPIFFE ID; undefined without a certificate identity.
+   */
+  spiffe?: string;
+  /** TLS SNI the client asked for (ext_proc attribute connection.requested_server_name). */
+  sni?: string;
+  /** SPIFFE ID + SNI as one cache key of the rules path, computed on first use. */
+  ruleKey?: string;
 }
 
 export interface IdentityOptions {
@@ -23,18 +32,34 @@ export interface IdentityOptions {
 export interface IdentityInput {
   headers: ReadonlyMap<string, string>;
   peerUriSans: readonly string[];
+  sni?: string;
 }
 
 export function clientIdentity(input: IdentityInput, opts: IdentityOptions): ClientIdentity {
-  if (input.peerUriSans.length > 0) return { ...tagsFromUris(input.peerUriSans, opts.mesh), source: "peer-cert" };
+  const sni = input.sni ? { sni: input.sni } : {};
   const xfcc = input.headers.get("x-forwarded-client-cert");
-  if (xfcc) {
-    const uris = xfccUris(xfcc);
-    if (uris.length > 0) return { ...tagsFromUris(uris, opts.mesh), source: "xfcc" };
+  const xfccList = xfcc ? xfccUris(xfcc) : [];
+  if (input.peerUriSans.length > 0) {
+    const uris = peerUris(input.peerUriSans, xfccList);
+    return { ...tagsFromUris(uris, opts.mesh), source: "peer-cert", spiffe: uris.join(","), ...sni };
   }
+  if (xfccList.length > 0) return { ...tagsFromUris(xfccList, opts.mesh), source: "xfcc", spiffe: xfccList.join(","), ...sni };
   const kumaTags = input.headers.get("x-kuma-tags");
-  if (opts.trustKumaTagsHeader && kumaTags) return { tags: parseKumaTagsHeader(kumaTags), source: "x-kuma-tags", ignored: [] };
-  return { tags: new Map(), source: "none", ignored: [] };
+  if (opts.trustKumaTagsHeader && kumaTags) return { tags: parseKumaTagsHeader(kumaTags), source: "x-kuma-tags", ignored: [], ...sni };
+  return { tags: new Map(), source: "none", ignored: [], ...sni };
+}
+
+/**
+ * Envoy's peer attribute carries only the certificate's first URI SAN. Kuma's matchers see all of them
+ * (joined with ","), so when the XFCC Envoy set lists that URI first together with more, the full list is used.
+ */
+function peerUris(attribute: readonly string[], xfcc: readonly string[]): readonly string[] {
+  return attribute.length === 1 && xfcc.length > 1 && xfcc[0] === attribute[0] ? xfcc : attribute;
+}
+
+/** A client described by its SPIFFE ID (or legacy URI SANs), as /explain and the conformance cases give it. */
+export function describedIdentity(uris: readonly string[], mesh: string, sni?: string): ClientIdentity {
+  return { ...tagsFromUris(uris, mesh), source: "described", spiffe: uris.join(","), ...(sni ? { sni } : {}) };
 }
 
 /** URI SANs → tags. Only `spiffe://` URIs of our own mesh (trust domain) count, as in Kuma's RBAC principals. */
@@ -91,7 +116,7 @@ export class IdentityCache {
   constructor(private readonly maxEntries = 4096) {}
 
   get(input: IdentityInput, opts: IdentityOptions): ClientIdentity {
-    const key = `${input.peerUriSans.join("\u0000")}\u0001${input.headers.get("x-forwarded-client-cert") ?? ""}\u0001${opts.trustKumaTagsHeader ? (input.headers.get("x-kuma-tags") ?? "") : ""}`;
+    const key = `${input.peerUriSans.join("\u0000")}\u0001${input.headers.get("x-forwarded-client-cert") ?? ""}\u0001${opts.trustKumaTagsHeader ? (input.headers.get("x-kuma-tags") ?? "") : ""}\u0001${input.sni ?? ""}`;
     let id = this.entries.get(key);
     if (!id) {
       id = clientIdentity(input, opts);

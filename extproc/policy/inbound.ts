@@ -1,17 +1,25 @@
-// Decides one inbound request: MeshTrafficPermission (RBAC semantics), then MeshFaultInjection (abort/delay),
-// then MeshRateLimit (token bucket). Returns the Decision plus a trace of what matched, for /explain.
+// Decides one inbound request: MeshTrafficPermission (mtp.ts), then MeshFaultInjection (abort/delay), then
+// MeshRateLimit (token bucket), each on the legacy `from` path or the 2.10+ `rules` path the compiled plan
+// holds. Returns the Decision plus a trace of what matched, for /explain.
 import type { Decision, Explanation } from "../decision.js";
 import type { InboundPlan } from "./compile.js";
-import { faultDecision, limitDecision, respond, type EvalContext } from "./outcomes.js";
 import { decidingItem, matchFrom, type FromItem, type FromMatch, type FromPlan } from "./from-items.js";
 import type { ClientIdentity } from "./identity.js";
 import { tagSetKey } from "./identity.js";
+import type { InboundRuleEntry, RulesPlan } from "./inbound-rules.js";
+import { decideMtp, type MtpEnv } from "./mtp.js";
+import { faultDecision, limitDecision, respond, type EvalContext, type FaultResult, type LimitResult, type Who } from "./outcomes.js";
+import { decidingRule, layerLimits, limitScope, stackFaults } from "./rules-decide.js";
 import type { PolicyType } from "./types.js";
 
 export interface KindTrace {
   kind: PolicyType;
-  plan: FromPlan;
+  /** Legacy path: the plan and the regions the client fell in. */
+  plan?: FromPlan;
   matches: FromMatch[];
+  /** Rules path: the plan and the rules that applied to the client. */
+  rules?: RulesPlan;
+  hits?: InboundRuleEntry[];
   outcome: string;
 }
 
@@ -20,66 +28,37 @@ export interface Evaluation {
   trace: KindTrace[];
 }
 
-const ALLOWING = new Set(["Allow", "AllowWithShadowDeny"]);
-
-export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: EvalContext): Evaluation {
+export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: EvalContext, env: MtpEnv): Evaluation {
   const trace: KindTrace[] = [];
   const clientKey = client.key ?? tagSetKey(client.tags);
-  const describe = `client ${clientKey || "(no identity)"} via ${client.source}`;
+  // Legacy paths name the client by its tags, rules paths by its SPIFFE ID (texts built only when used).
+  const describe: Who = () => `client ${clientKey || "(no identity)"} via ${client.source}`;
+  const describeId: Who = () => `client ${client.spiffe ?? "(no SPIFFE ID)"}${client.sni ? ` sni ${client.sni}` : ""} via ${client.source}`;
   let allow: Explanation = { action: "allow", kind: "none", reason: `no MeshTrafficPermission selects inbound ${plan.inbound.name}` };
 
-  const mtp = plan.from.MeshTrafficPermission;
+  const mtp = decideMtp(plan, client, clientKey, plan.from.MeshTrafficPermission ? describe : describeId, env);
   if (mtp) {
-    const matches = matchFrom(mtp, client.tags, clientKey);
-    const allowing = matches.filter((m) => ALLOWING.has(String(m.conf.action)));
-    if (allowing.length === 0) {
-      const item = matches[0] ? decidingItem(matches[0], "action") : undefined;
-      const top = mtp.policies[mtp.policies.length - 1]!;
-      const reason = item
-        ? `${describe}: action ${String(matches[0]!.conf.action)} (last set by ${ruleName(item)})`
-        : `${describe}: no from rule of the MeshTrafficPermissions selecting inbound ${plan.inbound.name} matches`;
-      trace.push({ kind: mtp.kind, plan: mtp, matches, outcome: "deny" });
-      const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", policy: (item?.policy ?? top).name, reason };
-      if (item) explain.rule = `from[${item.index}]`;
-      return { decision: respond(403, "RBAC: access denied", [], explain, ctx), trace };
-    }
-    const shadow = matches.find((m) => m.conf.action === "AllowWithShadowDeny");
-    const decidedBy = decidingItem(shadow ?? allowing[0]!, "action")!;
-    allow = {
-      action: shadow ? "shadow-deny" : "allow",
-      kind: "MeshTrafficPermission",
-      policy: decidedBy.policy.name,
-      rule: `from[${decidedBy.index}]`,
-      reason: shadow ? `${describe}: AllowWithShadowDeny (allowed, would be denied)` : `${describe}: Allow`,
-    };
-    trace.push({ kind: mtp.kind, plan: mtp, matches, outcome: allow.action });
+    const t: KindTrace = { kind: "MeshTrafficPermission", matches: mtp.matches ?? [], outcome: mtp.outcome };
+    if (plan.from.MeshTrafficPermission) t.plan = plan.from.MeshTrafficPermission;
+    if (plan.rules.MeshTrafficPermission) Object.assign(t, { rules: plan.rules.MeshTrafficPermission, hits: mtp.hit ? [mtp.hit.entry] : [] });
+    trace.push(t);
+    if (mtp.denied) return { decision: respond(403, "RBAC: access denied", [], mtp.explain, ctx), trace };
+    allow = mtp.explain;
   }
 
   let delayMs = 0;
-  const mfi = plan.from.MeshFaultInjection;
-  if (mfi) {
-    const matches = matchFrom(mfi, client.tags, clientKey);
-    const first = matches[0];
-    const fault = first ? faultDecision(first, decidingItem(first, "http"), describe, ctx) : undefined;
-    trace.push({ kind: mfi.kind, plan: mfi, matches, outcome: fault?.outcome ?? "no rule for client" });
-    if (fault?.decision) return { decision: fault.decision, trace };
-    if (fault && fault.delayMs > 0) {
-      delayMs = fault.delayMs;
-      if (allow.action !== "shadow-deny") allow = fault.explain;
-      else allow = { ...allow, reason: `${allow.reason}; ${fault.explain.reason}` };
-    }
+  const fault = faultStep(plan, client, clientKey, plan.rules.MeshFaultInjection ? describeId : describe, ctx, trace);
+  if (fault?.decision) return { decision: fault.decision, trace };
+  if (fault && fault.delayMs > 0) {
+    delayMs = fault.delayMs;
+    if (allow.action !== "shadow-deny") allow = fault.explain;
+    else allow = { ...allow, reason: `${allow.reason}; ${fault.explain.reason}` };
   }
 
-  const mrl = plan.from.MeshRateLimit;
-  if (mrl) {
-    const matches = matchFrom(mrl, client.tags, clientKey);
-    const first = matches[0];
-    const limited = first ? limitDecision(plan.inbound.name, first, decidingItem(first, "local"), describe, ctx) : undefined;
-    trace.push({ kind: mrl.kind, plan: mrl, matches, outcome: limited?.outcome ?? "no rule for client" });
-    if (limited?.decision) {
-      if (delayMs > 0) limited.decision.delayMs = delayMs;
-      return { decision: limited.decision, trace };
-    }
+  const limited = limitStep(plan, client, clientKey, plan.rules.MeshRateLimit ? describeId : describe, ctx, trace);
+  if (limited?.decision) {
+    if (delayMs > 0) limited.decision.delayMs = delayMs;
+    return { decision: limited.decision, trace };
   }
 
   const decision: Decision = { type: "continue", explain: allow };
@@ -87,6 +66,42 @@ export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: Ev
   return { decision, trace };
 }
 
-export function ruleName(item: FromItem): string {
-  return `${item.policy.type} ${item.policy.name} from[${item.index}]`;
+function faultStep(plan: InboundPlan, client: ClientIdentity, clientKey: string, describe: Who, ctx: EvalContext, trace: KindTrace[]): FaultResult | undefined {
+  const rules = plan.rules.MeshFaultInjection;
+  if (rules) {
+    const stacked = stackFaults(rules, client);
+    const fault = stacked.hits.length > 0 ? faultDecision(stacked.http, stacked.sourceOf, describe, ctx) : undefined;
+    trace.push({ kind: "MeshFaultInjection", matches: [], rules, hits: stacked.hits, outcome: fault?.outcome ?? "no rule for client" });
+    return fault;
+  }
+  const mfi = plan.from.MeshFaultInjection;
+  if (!mfi) return undefined;
+  const matches = matchFrom(mfi, client.tags, clientKey);
+  const first = matches[0];
+  const item = first ? decidingItem(first, "http") : undefined;
+  const fault = first ? faultDecision(first.conf.http, () => source(item), describe, ctx) : undefined;
+  trace.push({ kind: mfi.kind, plan: mfi, matches, outcome: fault?.outcome ?? "no rule for client" });
+  return fault;
+}
+
+function limitStep(plan: InboundPlan, client: ClientIdentity, clientKey: string, describe: Who, ctx: EvalContext, trace: KindTrace[]): LimitResult | undefined {
+  const name = plan.inbound.name;
+  const rules = plan.rules.MeshRateLimit;
+  if (rules) {
+    const layered = layerLimits(rules, client);
+    const limited = layered.conf ? limitDecision(name, layered.conf.local, decidingRule(layered.hits, "local"), describe, ctx, limitScope(name, layered.route)) : undefined;
+    trace.push({ kind: "MeshRateLimit", matches: [], rules, hits: layered.hits, outcome: limited?.outcome ?? "no rule for client" });
+    return limited;
+  }
+  const mrl = plan.from.MeshRateLimit;
+  if (!mrl) return undefined;
+  const matches = matchFrom(mrl, client.tags, clientKey);
+  const first = matches[0];
+  const limited = first ? limitDecision(name, first.conf.local, source(decidingItem(first, "local")), describe, ctx) : undefined;
+  trace.push({ kind: mrl.kind, plan: mrl, matches, outcome: limited?.outcome ?? "no rule for client" });
+  return limited;
+}
+
+function source(item: FromItem | undefined): { policy: string; rule: string } | undefined {
+  return item ? { policy: item.policy.name, rule: `from[${item.index}]` } : undefined;
 }

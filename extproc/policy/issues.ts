@@ -15,9 +15,15 @@ export function at(path: string, key: string | number): string {
 /** Collects violations; every validator appends here instead of stopping at the first problem. */
 export class Issues {
   readonly list: Violation[] = [];
+  /** Kuma's deprecation warnings: the document still loads. */
+  readonly warnings: Violation[] = [];
 
   add(field: string, message: string): void {
     this.list.push({ field, message });
+  }
+
+  warn(field: string, message: string): void {
+    this.warnings.push({ field, message });
   }
 
   /** Requires an object at `path`; returns it or undefined (after recording why). */

@@ -1,40 +1,90 @@
-// Does a targetRef apply: top-level refs against the local dataplane's inbounds (reference §1.2), and
+// Does a targetRef apply: top-level refs against the local dataplane's inbounds (2.6 kinds and the 2.10+
+// Dataplane kind with 2.9+ namespace/zone scoping), and
 // `from`/`to` refs as tag subsets against a client's or destination's multi-valued tags (reference §3.2, §3.6).
-import { SERVICE_TAG, type Dataplane, type Inbound } from "./dataplane.js";
+import { LABEL, SERVICE_TAG, type Dataplane, type Inbound } from "./dataplane.js";
+import { versionTraits, type VersionTraits } from "./kuma-version.js";
 import type { Policy, Tag, TagSet, TargetRef } from "./types.js";
 
-/** Whether a top-level targetRef selects this inbound. `routes` resolves kind MeshHTTPRoute by name. */
-export function selectsInbound(ref: TargetRef, inbound: Inbound, dp: Dataplane, routes: ReadonlyMap<string, Policy> = new Map()): boolean {
+/** What selection depends on besides the policy and the dataplane. */
+export interface SelectContext {
+  traits?: VersionTraits;
+  /** Resolves a top-level `kind: MeshHTTPRoute` by name. */
+  routes?: ReadonlyMap<string, Policy>;
+}
+
+/**
+ * Whether a top-level targetRef selects this inbound (reference §1.2 for 2.6, DppSelectedByPolicy at 2.14).
+ * `policy` supplies what Dataplane-by-name refs are relative to (namespace, zone).
+ */
+export function selectsInbound(ref: TargetRef, inbound: Inbound, dp: Dataplane, ctx: SelectContext = {}, policy?: Policy): boolean {
+  const traits = ctx.traits ?? versionTraits();
   switch (ref.kind) {
     case "Mesh":
       return proxyTypeMatches(ref, dp);
+    case "Dataplane":
+      return dp.proxyType !== "Gateway" && dataplaneMatches(ref, dp, policy) && sectionMatches(ref.sectionName, inbound, traits);
     case "MeshSubset":
       return proxyTypeMatches(ref, dp) && tagsContain(inbound.tags, ref.tags ?? {});
     case "MeshService":
-      return inbound.tags[SERVICE_TAG] === ref.name;
+      return ref.name !== undefined && inbound.tags[SERVICE_TAG] === ref.name;
     case "MeshServiceSubset":
       return inbound.tags[SERVICE_TAG] === ref.name && tagsContain(inbound.tags, ref.tags ?? {});
-    case "MeshGateway":
-      return false; // builtin gateways are out of scope for a sidecar's ext_proc
     case "MeshHTTPRoute": {
-      const route = ref.name ? routes.get(ref.name) : undefined;
-      return route !== undefined && route.spec.targetRef.kind !== "MeshHTTPRoute" && selectsInbound(route.spec.targetRef, inbound, dp, routes);
+      const route = ref.name ? ctx.routes?.get(ref.name) : undefined;
+      return route !== undefined && route.spec.targetRef.kind !== "MeshHTTPRoute" && selectsInbound(route.spec.targetRef, inbound, dp, ctx, route);
     }
+    default:
+      return false; // builtin gateways are out of scope for a sidecar's ext_proc; service kinds are not proxies
   }
 }
 
 /**
- * Whether a policy's top-level targetRef can select this dataplane at all (any inbound): the one predicate the
- * selection filter (select.ts) and compile() share. A policy for which it is false never changes a decision.
+ * Inbounds of `dp` a policy's top-level targetRef selects: same mesh, the 2.9+ namespace and zone scoping of
+ * the version, then the kind. Empty = the policy cannot select this dataplane.
  */
-export function selectsDataplane(policy: Policy, dp: Dataplane, routes?: ReadonlyMap<string, Policy>): boolean {
-  return selectedInbounds(policy, dp, routes).length > 0;
+export function selectedInbounds(policy: Policy, dp: Dataplane, ctx: SelectContext = {}): Inbound[] {
+  if (policy.mesh !== dp.mesh) return [];
+  const traits = ctx.traits ?? versionTraits();
+  if (traits.namespaceAndZoneScoping && !inScope(policy, dp)) return [];
+  return dp.inbounds.filter((ib) => selectsInbound(policy.spec.targetRef, ib, dp, ctx, policy));
 }
 
-/** Inbounds of `dp` selected by a policy's top-level targetRef (policies of another mesh select none). */
-export function selectedInbounds(policy: Policy, dp: Dataplane, routes?: ReadonlyMap<string, Policy>): Inbound[] {
-  if (policy.mesh !== dp.mesh) return [];
-  return dp.inbounds.filter((ib) => selectsInbound(policy.spec.targetRef, ib, dp, routes));
+/**
+ * THE predicate "can this policy's top-level targetRef select this dataplane" (kind, name, tags, labels,
+ * sectionName, proxyTypes, namespace and zone scope), both dialects; the engine's compile uses it.
+ */
+export function policySelectsDataplane(policy: Policy, dp: Dataplane, ctx: SelectContext = {}): boolean {
+  return selectedInbounds(policy, dp, ctx).length > 0;
+}
+
+/** dppSelectedByNamespace and dppSelectedByZone (pkg/plugins/policies/core/matchers/dataplane.go, 2.9+). */
+function inScope(policy: Policy, dp: Dataplane): boolean {
+  const labels = dp.labels ?? {};
+  if ((policy.role === "consumer" || policy.role === "workload-owner") && labels[LABEL.namespace] !== policy.k8sNamespace) return false;
+  if (policy.role !== "producer" && labels[LABEL.origin] === "zone" && policy.origin === "zone" && policy.zone !== undefined) {
+    const zone = labels[LABEL.zone];
+    if (zone !== undefined && zone !== policy.zone) return false;
+  }
+  return true;
+}
+
+/** `kind: Dataplane`: all (no name/namespace/labels), by identity (name + namespace + the policy's zone), or by resource labels. */
+function dataplaneMatches(ref: TargetRef, dp: Dataplane, policy?: Policy): boolean {
+  const labels = dp.labels ?? {};
+  if (ref.name === undefined && ref.namespace === undefined && ref.labels === undefined) return true;
+  if (ref.name !== undefined) {
+    const namespace = ref.namespace ?? policy?.k8sNamespace;
+    return (labels[LABEL.displayName] ?? dp.name) === ref.name && labels[LABEL.namespace] === namespace && labels[LABEL.zone] === policy?.zone;
+  }
+  if (ref.labels === undefined) return false; // namespace alone selects nothing
+  return Object.entries(ref.labels).every(([k, v]) => labels[k] === v);
+}
+
+/** `sectionName`: the inbound's name (2.10–2.11), or its name else its port as text (2.12+). */
+function sectionMatches(section: string | undefined, inbound: Inbound, traits: VersionTraits): boolean {
+  if (section === undefined) return true;
+  if (traits.sectionNameMatches === "name") return inbound.declaredName === section;
+  return (inbound.declaredName ?? (inbound.port !== undefined ? String(inbound.port) : undefined)) === section;
 }
 
 function proxyTypeMatches(ref: TargetRef, dp: Dataplane): boolean {

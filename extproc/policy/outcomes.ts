@@ -3,7 +3,6 @@
 // are the transport's job: extproc/transport/processor.ts and mapping.ts.)
 import type { Explanation, RespondDecision } from "../decision.js";
 import { sampleFaults } from "./faults.js";
-import type { FromItem, FromMatch } from "./from-items.js";
 import { httpRequestRate, type BucketStore } from "./rate-limit.js";
 import { splitValues } from "./routes.js";
 
@@ -26,19 +25,28 @@ export interface FaultResult {
   outcome: string;
 }
 
-export function faultDecision(match: FromMatch, item: FromItem | undefined, who: string, ctx: EvalContext): FaultResult {
-  const sampled = sampleFaults(match.conf.http, ctx.random);
-  const policy = item?.policy.name;
-  const rule = item ? `from[${item.index}]` : undefined;
+/** Which policy rule a conf (or one element of a fault list) came from, for explanations. */
+export interface ConfSource {
+  policy: string;
+  rule: string;
+}
+
+/** `http` faults in order; `sourceOf(element)` names the rule that contributed that element (none: the first). */
+/** Who the client is, for reasons; a function so the text is only built when a reason is. */
+export type Who = () => string;
+
+export function faultDecision(http: unknown, sourceOf: (element?: number) => ConfSource | undefined, who: Who, ctx: EvalContext): FaultResult {
+  const sampled = sampleFaults(http, ctx.random);
   const delayMs = sampled.delayMs;
-  const base = { kind: "MeshFaultInjection" as const, ...(policy ? { policy } : {}), ...(rule ? { rule } : {}) };
+  const src = sourceOf(sampled.abort?.element);
+  const base = { kind: "MeshFaultInjection" as const, ...(src ? { policy: src.policy, rule: src.rule } : {}) };
   if (sampled.abort) {
-    const explain: Explanation = { ...base, action: "abort", reason: `${who}: abort ${sampled.abort.httpStatus} from http[${sampled.abort.element}]` };
+    const explain: Explanation = { ...base, action: "abort", reason: `${who()}: abort ${sampled.abort.httpStatus} from http[${sampled.abort.element}]` };
     const decision = respond(sampled.abort.httpStatus, "fault filter abort", [], explain, ctx);
     if (delayMs > 0) decision.delayMs = delayMs;
     return { decision, delayMs, explain, outcome: `abort ${sampled.abort.httpStatus}` };
   }
-  const explain: Explanation = { ...base, action: "allow", reason: delayMs > 0 ? `${who}: delayed ${delayMs}ms` : `${who}: no fault sampled` };
+  const explain: Explanation = { ...base, action: "allow", reason: delayMs > 0 ? `${who()}: delayed ${delayMs}ms` : `${who()}: no fault sampled` };
   return { delayMs, explain, outcome: delayMs > 0 ? `delay ${delayMs}ms` : "no fault sampled" };
 }
 
@@ -52,21 +60,21 @@ interface OnRateLimit {
   headers?: { set?: Array<{ name: string; value: string }>; add?: Array<{ name: string; value: string }> };
 }
 
-export function limitDecision(inbound: string, match: FromMatch, item: FromItem | undefined, who: string, ctx: EvalContext): LimitResult {
-  const local = match.conf.local as { http?: { onRateLimit?: OnRateLimit } } | undefined;
+/** `local` conf on `inbound`; `bucketScope` separates the token buckets of different routes (default: the inbound). */
+export function limitDecision(inbound: string, local: unknown, source: ConfSource | undefined, who: Who, ctx: EvalContext, bucketScope = inbound): LimitResult {
   const rate = httpRequestRate(local);
   if (!rate) return { outcome: "rate limiting disabled" };
-  const bucket = ctx.buckets.get(inbound, rate, ctx.nowMs);
+  const bucket = ctx.buckets.get(bucketScope, rate, ctx.nowMs);
   if (bucket.take(ctx.nowMs, ctx.dryRun)) return { outcome: `within ${rate.num} per ${rate.intervalMs}ms` };
-  const on = local?.http?.onRateLimit ?? {};
+  const on = (local as { http?: { onRateLimit?: OnRateLimit } } | undefined)?.http?.onRateLimit ?? {};
   const headers: Array<[string, string]> = [];
   for (const h of on.headers?.set ?? []) for (const v of splitValues(h.value)) headers.push([h.name.toLowerCase(), v]);
   for (const h of on.headers?.add ?? []) headers.push([h.name.toLowerCase(), h.value]);
   const explain: Explanation = {
     action: "rate-limit",
     kind: "MeshRateLimit",
-    ...(item ? { policy: item.policy.name, rule: `from[${item.index}]` } : {}),
-    reason: `${who}: over ${rate.num} requests per ${rate.intervalMs}ms on inbound ${inbound}`,
+    ...(source ? { policy: source.policy, rule: source.rule } : {}),
+    reason: `${who()}: over ${rate.num} requests per ${rate.intervalMs}ms on inbound ${inbound}`,
   };
   return { decision: respond(on.status ?? 429, "local_rate_limited", headers, explain, ctx), outcome: "rate limited" };
 }

@@ -2,7 +2,9 @@
 // Never throws: every problem becomes a rejection with violations. Stable API used by the policy sources.
 import { Composer, Parser, type Document } from "yaml";
 import { isObj } from "./issues.js";
+import type { KumaVersion } from "./kuma-version.js";
 import { validatePolicyObject } from "./normalize.js";
+import { isResourceDocument, resourceFromObject, type Resource } from "./resources.js";
 import type { Policy, Violation } from "./types.js";
 
 export { validatePolicyObject };
@@ -21,7 +23,14 @@ export interface Rejected {
 
 export interface ParseResult {
   policies: Policy[];
+  /** Mesh / MeshService / MeshExternalService / MeshMultiZoneService documents found among the policies. */
+  resources: Resource[];
   rejected: Rejected[];
+}
+
+/** How to read: the Kuma version whose validators decide (default 2.14). */
+export interface ParseOptions {
+  kumaVersion?: KumaVersion;
 }
 
 /** One candidate object read from the text, or the reason the text around it could not be read. */
@@ -107,9 +116,9 @@ function expand(value: unknown): unknown[] {
 }
 
 /** Parses and validates every policy in `text`; the good ones load even when others are rejected. */
-export function parsePolicyText(text: string, source?: string): ParseResult {
-  const result: ParseResult = { policies: [], rejected: [] };
-  for (const doc of documentsOf(text)) addDocument(result, doc, source);
+export function parsePolicyText(text: string, source?: string, opts: ParseOptions = {}): ParseResult {
+  const result: ParseResult = { policies: [], resources: [], rejected: [] };
+  for (const doc of documentsOf(text)) addDocument(result, doc, source, opts);
   return result;
 }
 
@@ -120,11 +129,11 @@ export const DOCUMENTS_PER_PAUSE = 25;
  * parsePolicyText for long texts on a server: awaits `pause()` every DOCUMENTS_PER_PAUSE documents so the
  * caller's event loop keeps serving (parsing 1 000 YAML policies takes ~150 ms of CPU).
  */
-export async function parsePolicyTextAsync(text: string, source: string | undefined, pause: () => Promise<void>): Promise<ParseResult> {
-  const result: ParseResult = { policies: [], rejected: [] };
+export async function parsePolicyTextAsync(text: string, source: string | undefined, pause: () => Promise<void>, opts: ParseOptions = {}): Promise<ParseResult> {
+  const result: ParseResult = { policies: [], resources: [], rejected: [] };
   let sincePause = 0;
   for (const doc of documentsOf(text)) {
-    addDocument(result, doc, source);
+    addDocument(result, doc, source, opts);
     if (++sincePause === DOCUMENTS_PER_PAUSE) {
       sincePause = 0;
       await pause();
@@ -133,12 +142,18 @@ export async function parsePolicyTextAsync(text: string, source: string | undefi
   return result;
 }
 
-function addDocument(result: ParseResult, doc: RawDocument, source: string | undefined): void {
+function addDocument(result: ParseResult, doc: RawDocument, source: string | undefined, opts: ParseOptions): void {
   if (doc.violations) {
     result.rejected.push(withSource({ index: doc.index, violations: doc.violations }, source));
     return;
   }
-  const { policy, violations } = validatePolicyObject(doc.value);
+  if (isResourceDocument(doc.value)) {
+    const { resource, violations } = resourceFromObject(doc.value);
+    if (resource) result.resources.push(resource);
+    else result.rejected.push(withSource({ index: doc.index, ...identify(doc.value), violations }, source));
+    return;
+  }
+  const { policy, violations } = validatePolicyObject(doc.value, opts.kumaVersion);
   if (policy) {
     if (source !== undefined) policy.source = source;
     result.policies.push(policy);

@@ -52,6 +52,9 @@ export function httpRequestRate(local: unknown): RequestRate | undefined {
   return { num, intervalMs };
 }
 
+/** Separates an inbound from a route inside it in bucket scopes: `<inbound>\u0001<route>`. */
+export const ROUTE_SCOPE = "\u0001";
+
 /** Buckets that survive policy reloads while their inbound and rate stay the same. */
 export class BucketStore {
   private buckets = new Map<string, TokenBucket>();
@@ -68,6 +71,6 @@ export class BucketStore {
 
   /** Drops buckets whose key is not in `keep` (called after a reload). */
   retain(keep: ReadonlySet<string>): void {
-    for (const k of this.buckets.keys()) if (!keep.has(k.split("\u0000")[0]!)) this.buckets.delete(k);
+    for (const k of this.buckets.keys()) if (!keep.has(k.split("\u0000")[0]!.split(ROUTE_SCOPE)[0]!)) this.buckets.delete(k);
   }
 }

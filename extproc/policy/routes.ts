@@ -1,9 +1,8 @@
-// MeshHTTPRoute: merge the `to[].rules` of every route for one destination (merge by `matches`, reference §2.5,
-// 2.6 order: no specificity sort), pick the first rule whose match fits the request, and turn its
-// Request/ResponseHeaderModifier filters into header edits.
-import type { HeaderEdits } from "../decision.js";
+// MeshHTTPRoute: merge the `to[].rules` of every route for one destination (merge by `matches`, reference §2.5),
+// order the routes (2.6: as merged; 2.7+: by match specificity, compare.go) and pick the first whose match
+// fits the request. Filters are applied by route-filters.ts.
 import { mergeConfs } from "./merge.js";
-import type { HeaderModifier, Policy, RouteFilter, RouteMatch, RouteRule, RouteToItem } from "./types.js";
+import type { Policy, RouteMatch, RouteRule, RouteToItem } from "./types.js";
 
 export interface RouteSource {
   policy: Policy;
@@ -81,16 +80,47 @@ export interface RouteRequest {
   headers: ReadonlyMap<string, string>;
 }
 
-/** First merged rule with a matching `matches` entry (matches are ORed; fields inside one match ANDed). */
-export function findRoute(rules: readonly MergedRouteRule[], req: RouteRequest): { rule: MergedRouteRule; matchIndex: number } | undefined {
+export interface RouteChoice {
+  rule: MergedRouteRule;
+  matchIndex: number;
+}
+
+/** Merged rules and the order their matches are tried in (each `matches[]` element is one Envoy route). */
+export interface RouteTable {
+  rules: MergedRouteRule[];
+  order: RouteChoice[];
+}
+
+/** `specificity` (2.7+): stable sort by CompareMatch; before, rule order then match order. */
+export function routeTable(rules: MergedRouteRule[], specificity: boolean): RouteTable {
+  const order = rules.flatMap((rule) => rule.matches.map((_, matchIndex) => ({ rule, matchIndex })));
+  if (specificity) {
+    const indexed = order.map((c, i) => [c, i] as const);
+    indexed.sort((a, b) => compareMatch(a[0].rule.matches[a[0].matchIndex]!, b[0].rule.matches[b[0].matchIndex]!) || a[1] - b[1]);
+    return { rules, order: indexed.map(([c]) => c) };
+  }
+  return { rules, order };
+}
+
+/** Kuma's CompareMatch (meshhttproute/api/v1alpha1/compare.go): negative = `a` is tried first. */
+export function compareMatch(a: RouteMatch, b: RouteMatch): number {
+  return comparePath(a.path, b.path) || Number(!a.method) - Number(!b.method) || (b.headers?.length ?? 0) - (a.headers?.length ?? 0) || (b.queryParams?.length ?? 0) - (a.queryParams?.length ?? 0);
+}
+
+const PATH_TYPE_RANK = { Exact: 0, PathPrefix: 1, RegularExpression: 2 } as const;
+
+function comparePath(a: RouteMatch["path"], b: RouteMatch["path"]): number {
+  if (!a || !b) return Number(!a) - Number(!b);
+  if (a.type !== b.type) return PATH_TYPE_RANK[a.type] - PATH_TYPE_RANK[b.type];
+  return a.type === "Exact" ? 0 : b.value.length - a.value.length;
+}
+
+/** First route (in table order) whose match fits the request (fields inside one match ANDed). */
+export function findRoute(table: RouteTable, req: RouteRequest): RouteChoice | undefined {
   const q = req.path.indexOf("?");
   const path = q >= 0 ? req.path.slice(0, q) : req.path;
   const query = new URLSearchParams(q >= 0 ? req.path.slice(q + 1) : "");
-  for (const rule of rules) {
-    const i = rule.compiled.findIndex((m) => matches(m, req, path, query));
-    if (i >= 0) return { rule, matchIndex: i };
-  }
-  return undefined;
+  return table.order.find((c) => matches(c.rule.compiled[c.matchIndex]!, req, path, query));
 }
 
 function matches(c: CompiledMatch, req: RouteRequest, path: string, query: URLSearchParams): boolean {
@@ -121,31 +151,6 @@ function matches(c: CompiledMatch, req: RouteRequest, path: string, query: URLSe
     if (qp.type === "RegularExpression" && !c.queryRes[i]?.test(have)) return false;
   }
   return true;
-}
-
-/** Header modifier filters → edits. `set` "a,b" sets a then appends b; `add` "a,b" appends both. */
-export function headerEdits(filters: readonly RouteFilter[] | undefined): { request?: HeaderEdits; response?: HeaderEdits; ignored: string[] } {
-  let request: HeaderEdits | undefined;
-  let response: HeaderEdits | undefined;
-  const ignored: string[] = [];
-  for (const f of filters ?? []) {
-    if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) request = apply(request, f.requestHeaderModifier);
-    else if (f.type === "ResponseHeaderModifier" && f.responseHeaderModifier) response = apply(response, f.responseHeaderModifier);
-    else ignored.push(f.type);
-  }
-  return { request, response, ignored };
-}
-
-function apply(edits: HeaderEdits | undefined, mod: HeaderModifier): HeaderEdits {
-  const out: HeaderEdits = edits ?? { set: [], add: [], remove: [] };
-  for (const { name, value } of mod.set ?? []) {
-    const [first = "", ...rest] = splitValues(value);
-    out.set.push([name.toLowerCase(), first]);
-    for (const v of rest) out.add.push([name.toLowerCase(), v]);
-  }
-  for (const { name, value } of mod.add ?? []) for (const v of splitValues(value)) out.add.push([name.toLowerCase(), v]);
-  for (const name of mod.remove ?? []) out.remove.push(name.toLowerCase());
-  return out;
 }
 
 export function splitValues(value: string | undefined): string[] {

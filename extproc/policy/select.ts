@@ -3,7 +3,8 @@
 // (test/policy/select.test.ts) to decide exactly as the unfiltered set does.
 import { dedupe, routesOf } from "./compile.js";
 import type { Dataplane } from "./dataplane.js";
-import { selectsDataplane } from "./match.js";
+import { versionTraits, type KumaVersion } from "./kuma-version.js";
+import { policySelectsDataplane } from "./match.js";
 import type { Policy } from "./types.js";
 
 export interface Selection {
@@ -20,21 +21,23 @@ export interface SelectionCounts {
 }
 
 /**
- * Keeps the policies whose top-level targetRef can select `dp`. Duplicates are resolved first (a later
- * non-selecting duplicate must still replace an earlier selecting one), and a targetRef naming a
- * MeshHTTPRoute resolves against the whole set.
+ * Keeps the policies whose top-level targetRef can select `dp` as Kuma `kumaVersion` selects (both dialects:
+ * kind, name, tags, labels, sectionName, proxy types, namespace and zone scope — match.ts's
+ * policySelectsDataplane, the predicate compile() uses). Duplicates are resolved first (a later non-selecting
+ * duplicate must still replace an earlier selecting one), and a targetRef naming a MeshHTTPRoute resolves
+ * against the whole set.
  */
-export function selectForDataplane(policies: readonly Policy[], dp: Dataplane): Selection {
+export function selectForDataplane(policies: readonly Policy[], dp: Dataplane, kumaVersion?: KumaVersion): Selection {
   const { policies: distinct } = dedupe(policies);
-  const routes = routesOf(distinct, dp.mesh);
-  return { kept: distinct.filter((p) => selectsDataplane(p, dp, routes)), total: distinct.length };
+  const ctx = { traits: versionTraits(kumaVersion), routes: routesOf(distinct, dp.mesh) };
+  return { kept: distinct.filter((p) => policySelectsDataplane(p, dp, ctx)), total: distinct.length };
 }
 
 /**
  * A per-policy, conservative form for sources that filter file by file: false only when the policy
  * cannot select `dp` whatever else is in the set (a targetRef naming a route is kept for the exact pass).
  */
-export function mightSelect(policy: Policy, dp: Dataplane): boolean {
+export function mightSelect(policy: Policy, dp: Dataplane, kumaVersion?: KumaVersion): boolean {
   if (policy.mesh !== dp.mesh) return false;
-  return policy.spec.targetRef.kind === "MeshHTTPRoute" || selectsDataplane(policy, dp);
+  return policy.spec.targetRef.kind === "MeshHTTPRoute" || policySelectsDataplane(policy, dp, { traits: versionTraits(kumaVersion) });
 }

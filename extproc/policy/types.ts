@@ -4,7 +4,17 @@
 export const POLICY_TYPES = ["MeshTrafficPermission", "MeshFaultInjection", "MeshRateLimit", "MeshHTTPRoute"] as const;
 export type PolicyType = (typeof POLICY_TYPES)[number];
 
-export const TARGET_REF_KINDS = ["Mesh", "MeshSubset", "MeshGateway", "MeshService", "MeshServiceSubset", "MeshHTTPRoute"] as const;
+export const TARGET_REF_KINDS = [
+  "Mesh",
+  "Dataplane",
+  "MeshSubset",
+  "MeshGateway",
+  "MeshService",
+  "MeshExternalService",
+  "MeshMultiZoneService",
+  "MeshServiceSubset",
+  "MeshHTTPRoute",
+] as const;
 export type TargetRefKind = (typeof TARGET_REF_KINDS)[number];
 
 export type ProxyType = "Sidecar" | "Gateway";
@@ -20,6 +30,22 @@ export interface TargetRef {
   name?: string;
   tags?: Record<string, string>;
   proxyTypes?: ProxyType[];
+  /** 2.8+: real-resource and Dataplane refs. */
+  labels?: Record<string, string>;
+  namespace?: string;
+  sectionName?: string;
+}
+
+/** One `matches[]` entry of an inbound rule (or an MTP allow/deny list entry): both fields must hold. */
+export interface RuleMatch {
+  spiffeID?: { type: "Exact" | "Prefix"; value: string };
+  sni?: { type: "Exact"; value: string };
+}
+
+/** A `spec.rules[]` entry (2.10+): optional matches (ORed), and the conf. */
+export interface InboundRule {
+  matches?: RuleMatch[];
+  default: Record<string, unknown>;
 }
 
 /** A `from[]` / `to[]` item: a targetRef and the conf (`default`) it contributes. */
@@ -61,10 +87,15 @@ export interface RouteFilter {
 }
 
 export interface PolicySpec {
+  /** Normalized: an absent top-level targetRef (2.9+) reads as `{kind: Mesh}`. */
   targetRef: TargetRef;
   from?: DirectionalItem[];
   to?: Array<DirectionalItem | RouteToItem>;
+  rules?: InboundRule[];
 }
+
+/** `kuma.io/policy-role`: system < producer < consumer < workload-owner. */
+export type PolicyRole = "system" | "producer" | "consumer" | "workload-owner";
 
 export type Origin = "global" | "zone";
 
@@ -83,6 +114,18 @@ export interface Policy {
   displayName: string;
   /** Where it was read from (file path, URL), for logs. */
   source?: string;
+  /** Label `kuma.io/policy-role`, else computed for namespaced (Kubernetes) policies, else system. */
+  role: PolicyRole;
+  /** Label `k8s.kuma.io/namespace`, else the CRD's metadata.namespace. */
+  k8sNamespace?: string;
+  /** Label `kuma.io/zone`. */
+  zone?: string;
+  /** Label `kuma.io/effect: shadow`: visible in inspection, left out of decisions (2.7+). */
+  shadow: boolean;
+  /** The YAML had no top-level targetRef. */
+  implicitTargetRef?: boolean;
+  /** Kuma's deprecation warnings for this policy (it still loads). */
+  warnings: Violation[];
 }
 
 /** A tag in a subset: key = value, or key ≠ value when `not`. */

@@ -1,6 +1,14 @@
 // Validates MeshHTTPRoute `to[].rules` (matches and filters), reference §4.4.
-import { at, Issues } from "./issues.js";
+import { at, Issues, isObj, type Obj } from "./issues.js";
+import type { VersionTraits } from "./kuma-version.js";
 import { validateHeaderList } from "./validate-confs.js";
+import { DNS1123_SUBDOMAIN, RFC1123_MESSAGE } from "./validate-rules.js";
+
+export interface RouteRulesContext {
+  /** The route's top-level targetRef is a MeshGateway. */
+  gatewayTop: boolean;
+  traits: VersionTraits;
+}
 
 const PATH_TYPES = ["Exact", "PathPrefix", "RegularExpression"] as const;
 const METHODS = ["CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"] as const;
@@ -8,7 +16,7 @@ const HEADER_MATCH_TYPES = ["Exact", "Present", "RegularExpression", "Absent", "
 const QUERY_MATCH_TYPES = ["Exact", "RegularExpression"] as const;
 const FILTER_TYPES = ["RequestHeaderModifier", "ResponseHeaderModifier", "RequestRedirect", "URLRewrite", "RequestMirror"] as const;
 
-export function validateRouteRules(v: unknown, path: string, issues: Issues): void {
+export function validateRouteRules(v: unknown, path: string, ctx: RouteRulesContext, issues: Issues): void {
   const rules = issues.arr(v, path, true, 1);
   rules?.forEach((raw, i) => {
     const rp = at(path, i);
@@ -19,8 +27,10 @@ export function validateRouteRules(v: unknown, path: string, issues: Issues): vo
     const conf = issues.obj(rule.default, at(rp, "default"));
     if (!conf) return;
     const filters = issues.arr(conf.filters, at(at(rp, "default"), "filters"), false);
-    filters?.forEach((f, j) => validateFilter(f, at(at(at(rp, "default"), "filters"), j), issues));
-    issues.arr(conf.backendRefs, at(at(rp, "default"), "backendRefs"), false);
+    const allPrefix = (matches ?? []).every((m) => isObj(m) && isObj(m.path) && m.path.type === "PathPrefix");
+    filters?.forEach((f, j) => validateFilter(f, at(at(at(rp, "default"), "filters"), j), { ...ctx, allPrefix }, issues));
+    const refs = issues.arr(conf.backendRefs, at(at(rp, "default"), "backendRefs"), false);
+    if (refs && refs.length > 0) issues.warn(at(at(rp, "default"), "backendRefs"), NOT_APPLIED_BACKEND_REFS);
   });
 }
 
@@ -75,7 +85,7 @@ function validateRegex(value: string, path: string, issues: Issues): void {
   }
 }
 
-function validateFilter(v: unknown, path: string, issues: Issues): void {
+function validateFilter(v: unknown, path: string, ctx: RouteRulesContext & { allPrefix: boolean }, issues: Issues): void {
   const f = issues.obj(v, path);
   if (!f) return;
   const type = issues.oneOf(f.type, at(path, "type"), FILTER_TYPES);
@@ -83,8 +93,47 @@ function validateFilter(v: unknown, path: string, issues: Issues): void {
   const key = type[0]!.toLowerCase() + type.slice(1);
   const field = type === "URLRewrite" ? "urlRewrite" : key;
   const body = issues.obj(f[field], at(path, field));
-  if (!body || (type !== "RequestHeaderModifier" && type !== "ResponseHeaderModifier")) return;
-  validateHeaderModifier(body, at(path, field), issues);
+  if (!body) return;
+  const fp = at(path, field);
+  if (type === "RequestHeaderModifier" || type === "ResponseHeaderModifier") validateHeaderModifier(body, fp, issues);
+  else if (type === "RequestRedirect" || type === "URLRewrite") validateRewrite(type, body, fp, ctx, issues);
+  else if (type === "RequestMirror") {
+    issues.obj(body.backendRef, at(fp, "backendRef"));
+    issues.warn(fp, "not applied by meshext: ext_proc cannot mirror requests (Envoy's router does)");
+  }
+}
+
+const NOT_APPLIED_BACKEND_REFS = "not applied by meshext: ext_proc cannot choose the upstream cluster, so weights and backends are Envoy's route config's";
+
+const REDIRECT_CODES = [301, 302, 303, 307, 308];
+
+/** RequestRedirect and URLRewrite (validateFilters in meshhttproute/api/v1alpha1/validation.go at v2.14.3). */
+function validateRewrite(type: "RequestRedirect" | "URLRewrite", body: Obj, fp: string, ctx: RouteRulesContext & { allPrefix: boolean }, issues: Issues): void {
+  const hostname = issues.str(body.hostname, at(fp, "hostname"), false);
+  if (hostname !== undefined) {
+    if (/^[0-9.]+$/.test(hostname) || hostname.includes(":")) issues.add(at(fp, "hostname"), "cannot be an IP address");
+    else if (!DNS1123_SUBDOMAIN.test(hostname) || hostname.length > 253) issues.add(at(fp, "hostname"), RFC1123_MESSAGE);
+  }
+  const pathMod = issues.obj(body.path, at(fp, "path"), false);
+  if (pathMod) {
+    const pp = at(fp, "path");
+    const t = issues.oneOf(pathMod.type, at(pp, "type"), ["ReplaceFullPath", "ReplacePrefixMatch"] as const);
+    if (t === "ReplaceFullPath") issues.str(pathMod.replaceFullPath, at(pp, "replaceFullPath"));
+    if (t === "ReplacePrefixMatch") issues.str(pathMod.replacePrefixMatch, at(pp, "replacePrefixMatch"));
+    if (pathMod.replacePrefixMatch !== undefined && !ctx.allPrefix) issues.add(at(pp, "replacePrefixMatch"), "can only appear if all matches match a path prefix");
+  }
+  if (type === "RequestRedirect") {
+    issues.oneOf(body.scheme, at(fp, "scheme"), ["http", "https"] as const, false);
+    issues.int(body.port, at(fp, "port"), 1, 65535, false);
+    const code = issues.int(body.statusCode, at(fp, "statusCode"), 300, 399, false);
+    if (code !== undefined && !REDIRECT_CODES.includes(code)) issues.add(at(fp, "statusCode"), "must be one of 301, 302, 303, 307, 308");
+    return;
+  }
+  if (body.hostToBackendHostname === true) {
+    issues.warn(at(fp, "hostToBackendHostname"), "not applied by meshext: the backend hostname is only known once Envoy picked the upstream");
+    if (!ctx.gatewayTop) issues.add(at(fp, "hostToBackendHostname"), "can only be set with MeshGateway");
+    if (hostname !== undefined) issues.add(at(fp, "hostToBackendHostname"), "cannot be set together with hostname");
+  }
 }
 
 function validateHeaderModifier(m: Record<string, unknown>, path: string, issues: Issues): void {

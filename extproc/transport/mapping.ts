@@ -9,6 +9,7 @@ import { headerMapToMap, isEmptyEdits, toHeaderMutation } from "./headers.js";
 /** The attribute namespace Envoy uses for ext_proc attributes (the filter's canonical name). */
 export const ATTRIBUTES_NAMESPACE = "envoy.filters.http.ext_proc";
 export const PEER_URI_SAN_ATTRIBUTE = "connection.uri_san_peer_certificate";
+export const SNI_ATTRIBUTE = "connection.requested_server_name";
 
 /** gRPC status codes for local replies to gRPC clients, by HTTP status. */
 const GRPC_STATUS_FOR_HTTP: Record<number, number> = { 400: 3, 401: 16, 403: 7, 404: 12, 429: 8, 503: 14, 504: 4 };
@@ -26,6 +27,7 @@ export function requestFacts(
 ): RequestFacts {
   const map = headerMapToMap(headers.headers);
   const own = attributes[ATTRIBUTES_NAMESPACE] ?? {};
+  const sni = own[SNI_ATTRIBUTE];
   return {
     direction,
     method: (map.get(":method") ?? "GET").toUpperCase(),
@@ -34,27 +36,28 @@ export function requestFacts(
     scheme: map.get(":scheme") ?? "http",
     headers: map,
     peerUriSans: attributeStrings(own[PEER_URI_SAN_ATTRIBUTE]),
+    ...(typeof sni === "string" && sni !== "" ? { sni } : {}),
     requestId: map.get("x-request-id"),
   };
 }
 
-/** CONTINUE with optional header edits (no body or trailer changes, route cache kept). */
-function continueWith(edits: HeaderEdits | undefined): CommonResponse {
+/** CONTINUE with optional header edits (no body or trailer changes); the route cache is kept unless asked. */
+function continueWith(edits: HeaderEdits | undefined, clearRouteCache = false): CommonResponse {
   return {
     status: CommonResponse_ResponseStatus.CONTINUE,
     headerMutation: isEmptyEdits(edits) ? undefined : toHeaderMutation(edits!),
     bodyMutation: undefined,
     trailers: undefined,
-    clearRouteCache: false,
+    clearRouteCache,
   };
 }
 
 /** Continue, with optional request-header edits; asks Envoy to skip the response phase when it is not needed. */
-function buildContinueRequestHeaders(edits: HeaderEdits | undefined, skipResponsePhase: boolean): ProcessingResponse {
+function buildContinueRequestHeaders(edits: HeaderEdits | undefined, skipResponsePhase: boolean, clearRouteCache = false): ProcessingResponse {
   return {
     response: {
       $case: "requestHeaders",
-      requestHeaders: { response: continueWith(edits) },
+      requestHeaders: { response: continueWith(edits, clearRouteCache) },
     },
     modeOverride: skipResponsePhase
       ? {
@@ -72,10 +75,13 @@ function buildContinueRequestHeaders(edits: HeaderEdits | undefined, skipRespons
 /** The two edit-free replies are built once: most requests get one of them (the encoder only reads them). */
 const PLAIN_CONTINUE = { skip: buildContinueRequestHeaders(undefined, true), keep: buildContinueRequestHeaders(undefined, false) };
 
-/** Continue, with optional request-header edits; asks Envoy to skip the response phase when it is not needed. */
-export function continueRequestHeaders(edits: HeaderEdits | undefined, skipResponsePhase: boolean): ProcessingResponse {
+/**
+ * Continue, with optional request-header edits; asks Envoy to skip the response phase when it is not needed,
+ * and to clear its route cache when the edits rewrote :path or :authority.
+ */
+export function continueRequestHeaders(edits: HeaderEdits | undefined, skipResponsePhase: boolean, clearRouteCache = false): ProcessingResponse {
   if (isEmptyEdits(edits)) return skipResponsePhase ? PLAIN_CONTINUE.skip : PLAIN_CONTINUE.keep;
-  return buildContinueRequestHeaders(edits, skipResponsePhase);
+  return buildContinueRequestHeaders(edits, skipResponsePhase, clearRouteCache);
 }
 
 export function continueResponseHeaders(edits: HeaderEdits | undefined): ProcessingResponse {

@@ -114,7 +114,7 @@ export class RequestProcessor {
     return {
       type: "reply",
       first,
-      reply: continueRequestHeaders(decision.requestHeaders, !needsResponse),
+      reply: continueRequestHeaders(decision.requestHeaders, !needsResponse, decision.clearRouteCache),
       delayMs,
       delayCappedFromMs: cappedFrom,
       endStream: !needsResponse && headers.endOfStream,

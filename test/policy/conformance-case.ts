@@ -9,8 +9,15 @@ import { seededRandom } from "../../extproc/policy/random.js";
 import { buildRules } from "../../extproc/policy/rules.js";
 import type { Policy } from "../../extproc/policy/types.js";
 import type { Decision } from "../../extproc/decision.js";
+import type { KumaVersion } from "../../extproc/policy/kuma-version.js";
+import { isResourceDocument, resourceFromObject, resourcesOf, type Resource } from "../../extproc/policy/resources.js";
+
+/** Cases without `engine.kumaVersion` are the original 2.6 corpus and run as Kuma 2.6. */
+export const CORPUS_DEFAULT_VERSION: KumaVersion = "2.6";
 
 interface EngineDoc {
+  /** Kuma version whose semantics decide; CORPUS_DEFAULT_VERSION when absent. */
+  kumaVersion?: KumaVersion;
   seed?: number;
   trustKumaTagsHeader?: boolean;
   beforeFirstSync?: "allow" | "deny";
@@ -33,28 +40,40 @@ export interface CaseResult {
   selected: Record<string, string[]>;
   rules: Record<string, Record<string, unknown>>;
   requests: Array<{ name: string; decision?: unknown; counts?: Record<string, number> }>;
+  /** Kuma deprecation warnings of loaded policies (only when there are some). */
+  warnings?: Array<{ index: number; kind?: string; name?: string; warnings: unknown[] }>;
 }
 
-export function runCase(inputFile: string): CaseResult {
+/** `versionOverride` runs the case as another Kuma version than it states. */
+export function runCase(inputFile: string, versionOverride?: KumaVersion): CaseResult {
   const text = readFileSync(inputFile, "utf8");
   const title = (/^#\s*(.*)$/m.exec(text.split("\n")[0] ?? "")?.[1] ?? "").trim();
   if (!title) throw new Error(`${inputFile}: the first line must be a "# title" comment`);
   const docs = parseDocuments(text);
   const policies: Policy[] = [];
   const rejected: Rejected[] = [];
+  const warnings: NonNullable<CaseResult["warnings"]> = [];
+  const resources: Resource[] = [];
   let dataplaneDoc: unknown;
-  let engineDoc: EngineDoc = {};
   let requests: RequestDoc[] = [];
-  for (const d of docs) {
-    const v = typeof d.value === "object" && d.value !== null ? (d.value as Record<string, unknown>) : undefined;
+  const values = docs.map((d) => (typeof d.value === "object" && d.value !== null ? (d.value as Record<string, unknown>) : undefined));
+  const engineDoc: EngineDoc = (values.find((v) => v && "engine" in v)?.engine as EngineDoc | undefined) ?? {};
+  const kumaVersion = versionOverride ?? engineDoc.kumaVersion ?? CORPUS_DEFAULT_VERSION;
+  for (const [i, d] of docs.entries()) {
+    const v = values[i];
     if (d.violations) rejected.push({ index: d.index, violations: d.violations });
     else if (v?.type === "Dataplane") dataplaneDoc = v;
     else if (v && "requests" in v) requests = v.requests as RequestDoc[];
-    else if (v && "engine" in v) engineDoc = v.engine as EngineDoc;
-    else {
-      const r = validatePolicyObject(d.value);
+    else if (v && "engine" in v) continue;
+    else if (isResourceDocument(v)) {
+      const r = resourceFromObject(v);
+      if (r.resource) resources.push(r.resource);
+      else rejected.push({ index: d.index, ...identify(d.value), violations: r.violations });
+    } else {
+      const r = validatePolicyObject(d.value, kumaVersion);
       if (r.policy) policies.push(r.policy);
       else rejected.push({ index: d.index, ...identify(d.value), violations: r.violations });
+      if (r.warnings.length > 0) warnings.push({ index: d.index, ...identify(d.value), warnings: r.warnings });
     }
   }
   const dp = dataplaneFromObject(dataplaneDoc);
@@ -66,8 +85,9 @@ export function runCase(inputFile: string): CaseResult {
     nowMs: () => nowMs,
     trustKumaTagsHeader: engineDoc.trustKumaTagsHeader,
     beforeFirstSync: engineDoc.beforeFirstSync,
+    kumaVersion,
   });
-  if (!engineDoc.noSync) engine.replace(policies);
+  if (!engineDoc.noSync) engine.replace(policies, resourcesOf(resources));
   const snap = engine.current();
   const selected: CaseResult["selected"] = {};
   const rules: CaseResult["rules"] = {};
@@ -77,12 +97,18 @@ export function runCase(inputFile: string): CaseResult {
       selected[`${ib.inbound.name} ${kind}`] = plan.policies.map((p) => p.name);
       rules[ib.inbound.name]![kind] = buildRules(plan.items).rules;
     }
+    for (const [kind, plan] of Object.entries(ib.rules)) {
+      selected[`${ib.inbound.name} ${kind}`] = plan.policies.map((p) => p.name);
+      if (plan.ignoredFrom.length > 0) selected[`${ib.inbound.name} ${kind} ignored from`] = plan.ignoredFrom.map((p) => p.name);
+      rules[ib.inbound.name]![kind] = plan.rules.map((r) => ({ match: r.matches ?? null, conf: r.conf, origin: `${r.policy.name} ${r.rule}` }));
+    }
   }
+  if (snap && snap.shadowed.length > 0) selected["shadowed (inspect only)"] = snap.shadowed.map((p) => p.name);
   if (snap && snap.outbound.routes.length > 0) selected["outbound MeshHTTPRoute"] = snap.outbound.routes.map((p) => p.name);
   const out: CaseResult["requests"] = [];
   for (const req of requests) {
     nowMs += req.advanceMs ?? 0;
-    const { input, violations } = parseExplainInput(req);
+    const { input, violations } = parseExplainInput(req, dp.dataplane.mesh);
     if (!input) throw new Error(`${inputFile}: request ${req.name}: ${JSON.stringify(violations)}`);
     const decide = (): Decision => engine.evaluate(input.facts, { identity: input.identity, inbound: input.inbound }).decision;
     if (req.samples) {
@@ -94,7 +120,9 @@ export function runCase(inputFile: string): CaseResult {
       out.push({ name: req.name, counts: Object.fromEntries(Object.entries(counts).sort()) });
     } else out.push({ name: req.name, decision: decide() });
   }
-  return { title, rejected, selected, rules, requests: out };
+  const result: CaseResult = { title, rejected, selected, rules, requests: out };
+  if (warnings.length > 0) result.warnings = warnings;
+  return result;
 }
 
 function outcomeKey(d: Decision): string {

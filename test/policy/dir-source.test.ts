@@ -48,7 +48,7 @@ test("dir-source › a rejected policy is logged with file, name and violations 
   const report = await s.source.scan();
   t.is(report.rejected.length, 1);
   t.deepEqual(actions(s.applied.at(-1)), ["a:Allow", "b:Allow"]);
-  const w = s.warnings.find((o) => (o as { name?: string }).name === "a") as { file: string; violations: unknown[] } | undefined;
+  const w = s.warnings.find((o) => (o as { name?: string }).name === "a" && "violations" in o) as { file: string; violations: unknown[] } | undefined;
   t.truthy(w);
   t.true(w!.file.endsWith("a.yaml"));
   t.deepEqual(w!.violations, [{ field: "spec.from[0].default.action", message: "must be one of Allow, Deny, AllowWithShadowDeny" }]);
@@ -109,7 +109,7 @@ for (const [how, workerMinBytes] of [["on the main thread", Infinity], ["in a wo
     writeFileSync(join(dir, "b.yaml"), onService("x", "web", "Deny"));
     const applied: Array<{ policies: Policy[]; total?: number }> = [];
     let dp = dataplaneOf("backend");
-    const source = new DirPolicySource({ dir, apply: (policies, _o, total) => void applied.push({ policies, total }), rescanIntervalMs: 0, selectFor: () => dp, workerMinBytes });
+    const source = new DirPolicySource({ dir, apply: (policies, _o, _r, total) => void applied.push({ policies, total }), rescanIntervalMs: 0, selectFor: () => dp, workerMinBytes });
     // when loaded; then x (replaced by the web version, which is dropped) is gone, keep stays, and the total counts both
     await source.start();
     t.deepEqual(actions(applied.at(-1)?.policies), ["keep:Allow"]);
@@ -122,3 +122,18 @@ for (const [how, workerMinBytes] of [["on the main thread", Infinity], ["in a wo
     await source.stop();
   });
 }
+
+test("dir-source › a kind: Mesh document in the directory reaches apply as a resource", async (t) => {
+  // given a directory with a Mesh (mTLS on) and a MeshService next to a policy; when loaded; then apply gets them
+  const dir = mkdtempSync(join(tmpdir(), "meshext-policies-"));
+  const got: unknown[] = [];
+  const source = new DirPolicySource({ dir, apply: (_p, _o, resources) => void got.push(resources), rescanIntervalMs: 0 });
+  writeFileSync(join(dir, "mesh.yaml"), "type: Mesh\nname: default\nmtls: {enabledBackend: ca-1}\n---\ntype: MeshService\nmesh: default\nname: orders\nspec: {ports: [{port: 8080}]}\n");
+  writeFileSync(join(dir, "p.yaml"), mtp("a", "Allow"));
+  await source.start();
+  const resources = got.at(-1) as { meshes: Array<{ name: string; mtlsEnabled: boolean }>; services: Array<{ name: string }> };
+  t.deepEqual(resources.meshes.map((m) => [m.name, m.mtlsEnabled]), [["default", true]]);
+  t.deepEqual(resources.services.map((s) => s.name), ["orders"]);
+  await source.stop();
+  rmSync(dir, { recursive: true, force: true });
+});

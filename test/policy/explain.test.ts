@@ -54,3 +54,41 @@ test("explain › bad JSON and bad fields answer 400 with every violation", (t) 
   const fields = (r.body as { invalid_parameters: Array<{ field: string }> }).invalid_parameters.map((v) => v.field);
   t.deepEqual(fields, ["direction", "client.tags"]);
 });
+
+const RULES_POLICY = `
+type: MeshTrafficPermission
+name: shop-only
+spec: {rules: [{default: {allow: [{spiffeID: {type: Prefix, value: "spiffe://default.z1.mesh.local/ns/shop"}}]}}]}
+`;
+
+function rulesSetup(): (body: string) => { status: number; body: unknown } {
+  const engine = new PolicyEngine({ dataplane: dataplaneFromTags("default", "kuma.io/service=backend", "backend-1").dataplane!, nowMs: () => 0 });
+  engine.replace(parsePolicyText(RULES_POLICY).policies);
+  return explainHandler(engine);
+}
+
+test("explain › a client given as spiffeID is matched against 2.14 rules and the rule view is Kuma's _rules shape", (t) => {
+  // given an MTP with rules; when explained for a SPIFFE ID with rules: true; then the deciding list entry and the rule view
+  const r = rulesSetup()(JSON.stringify({ client: { spiffeID: "spiffe://default.z1.mesh.local/ns/shop/sa/web" }, rules: true }));
+  t.is(r.status, 200);
+  const report = r.body as ExplainReport;
+  t.is(report.decision.explain.action, "allow");
+  t.is(report.decision.explain.rule, "rules[0].default.allow[0]");
+  t.deepEqual(report.matchedRules?.MeshTrafficPermission?.map((m) => m.policy), ["shop-only"]);
+  t.is(report.dataplaneRules?.resource.name, "backend-1");
+  t.deepEqual(report.dataplaneRules?.rules.map((x) => x.type), ["MeshTrafficPermission"]);
+});
+
+test("explain › a client given as request headers is identified from the XFCC", (t) => {
+  // given the same policy; when explained with an XFCC header of another namespace; then denied by default
+  const r = rulesSetup()(JSON.stringify({ headers: { "x-forwarded-client-cert": "By=spiffe://default.z1.mesh.local/ns/shop/sa/backend;URI=spiffe://default.z1.mesh.local/ns/other/sa/x" } }));
+  const report = r.body as ExplainReport;
+  t.is(report.decision.explain.action, "deny");
+  t.is(report.client?.source, "xfcc");
+});
+
+test("explain › a spiffeID that is not a string is a 400 with the field", (t) => {
+  const r = rulesSetup()(JSON.stringify({ client: { spiffeID: 42 } }));
+  t.is(r.status, 400);
+  t.deepEqual((r.body as { invalid_parameters: Array<{ field: string }> }).invalid_parameters.map((v) => v.field), ["client.spiffeID"]);
+});

@@ -11,6 +11,9 @@ const p = (name: string, targetRef: TargetRef, labels: Record<string, string> = 
   labels,
   spec: { targetRef, from: [] },
   displayName: labels["kuma.io/display-name"] ?? name,
+  role: "system",
+  shadow: false,
+  warnings: [],
   ...(labels["kuma.io/origin"] ? { origin: labels["kuma.io/origin"] as "zone" | "global" } : {}),
 });
 

@@ -1,4 +1,4 @@
-// validate › small table of policy documents and the violations they must (or must not) produce.
+// validate › small table of policy documents and the violations they must (or must not) produce (Kuma 2.6 validators).
 import test from "ava";
 import { parsePolicyText, validatePolicyObject } from "../../extproc/policy/parse.js";
 
@@ -7,7 +7,7 @@ const mtp = (from: unknown, targetRef: unknown = { kind: "Mesh" }) => ({ type: "
 const rejects = test.macro({
   exec(t, doc: unknown, field: string, message: RegExp) {
     // given a document; when validated; then a violation names the field with the message
-    const { policy, violations } = validatePolicyObject(doc);
+    const { policy, violations } = validatePolicyObject(doc, "2.6");
     t.is(policy, undefined);
     t.true(violations.some((v) => v.field === field && message.test(v.message)), JSON.stringify(violations));
   },
@@ -38,13 +38,13 @@ test(
 
 test("validate › returns every violation at once", (t) => {
   // given a policy with three independent problems; when validated; then all three are reported
-  const { violations } = validatePolicyObject(mtp([{ targetRef: { kind: "Nope" }, default: { action: "x" } }], { kind: "MeshService" }));
+  const { violations } = validatePolicyObject(mtp([{ targetRef: { kind: "Nope" }, default: { action: "x" } }], { kind: "MeshService" }), "2.6");
   t.deepEqual(violations.map((v) => v.field).sort(), ["spec.from[0].default.action", "spec.from[0].targetRef.kind", "spec.targetRef.name"]);
 });
 
 test("validate › accepts the Mesh with proxyTypes Sidecar MFI form the docs use", (t) => {
   const doc = { type: "MeshFaultInjection", name: "f", spec: { targetRef: { kind: "Mesh", proxyTypes: ["Sidecar"] }, from: [{ targetRef: { kind: "Mesh" }, default: { http: [{ delay: { value: "1m30s", percentage: 50 } }] } }] } };
-  t.deepEqual(validatePolicyObject(doc).violations, []);
+  t.deepEqual(validatePolicyObject(doc, "2.6").violations, []);
 });
 
 test("parse › never throws on hostile or broken text", (t) => {

@@ -1,0 +1,129 @@
+// What each Kuma minor version does with the same policy YAML: the one table the engine's parse, select,
+// sort, merge and decide steps read (no version comparisons anywhere else). Sources: Kuma's git tags
+// 2.5.0 … v2.14.3 (api/common/v1alpha1/ref.go and targetref.go, pkg/plugins/policies/*, UPGRADE.md).
+import type { PolicyType, TargetRefKind } from "./types.js";
+
+export const KUMA_VERSIONS = ["2.5", "2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14"] as const;
+/** A Kuma minor version whose policy semantics the engine reproduces. */
+export type KumaVersion = (typeof KUMA_VERSIONS)[number];
+export const DEFAULT_KUMA_VERSION: KumaVersion = "2.14";
+
+export interface VersionTraits {
+  version: KumaVersion;
+  /** Top-level/`to` kind rank (`order` map); a kind missing here does not exist in that version. */
+  kindRank: Readonly<Partial<Record<TargetRefKind, number>>>;
+  /** Same-kind tie-break: "earlier" = lexicographically smaller display name wins (2.6+), "later" before. */
+  nameWins: "earlier" | "later";
+  /** targetRef `labels` / `namespace` / `sectionName` exist (2.8+). */
+  refLabelsNamespaceSection: boolean;
+  /** Top-level targetRef may be omitted and then means Mesh (2.9+). */
+  optionalTopLevelTargetRef: boolean;
+  /** How `sectionName` picks an inbound of a Dataplane: by `name` only (2.10–2.11) or name-else-port (2.12+). */
+  sectionNameMatches: "name" | "name-or-port";
+  /** Policy kinds with `spec.rules[]`. */
+  rulesKinds: ReadonlySet<PolicyType>;
+  /** Policy kinds whose rules may carry `matches`; and whether a match may hold `sni`. */
+  matchesKinds: ReadonlySet<PolicyType>;
+  sniMatches: boolean;
+  /** A rule with N `matches` becomes N rules sorted by match specificity (v2.14.0); before, entries stay as written. */
+  ruleMatchExpansion: boolean;
+  /** MTP rules: "pooled" = any deny of any rule wins, then any allow (v2.14.0); "per-rule" = first matching rule in order. */
+  mtpRules: "pooled" | "per-rule";
+  /** `kuma.io/effect: shadow` policies are left out of decisions (2.7+). */
+  shadowEffect: boolean;
+  /** Policy-role key of the comparator: none, 3 levels (consumer = workload-owner, 2.8), 4 levels (2.9+). */
+  roleOrder: "none" | "three-level" | "four-level";
+  /** consumer / workload-owner policies select only Dataplanes of their namespace; zone scoping (2.9+). */
+  namespaceAndZoneScoping: boolean;
+  /** MeshHTTPRoute rules sorted by match specificity (2.7+). */
+  routeSpecificitySort: boolean;
+  /** MeshHTTPRoute header modifier values split on commas (up to 2.7). */
+  routeHeaderCommaSplit: boolean;
+  /** `to[]` may name real MeshService / MeshExternalService / MeshMultiZoneService resources. */
+  realServiceKinds: ReadonlySet<TargetRefKind>;
+  /** Stricter validation (2.10+): resource names are RFC 1123 subdomains, `proxyTypes: []` is rejected. */
+  strictValidation: boolean;
+  /** Top-level kinds that validate but draw a deprecation warning. */
+  deprecatedTopLevelKinds: ReadonlySet<TargetRefKind>;
+  /** Policy kinds whose `from` draws a deprecation warning. */
+  deprecatedFrom: ReadonlySet<PolicyType>;
+}
+
+const RANK_26 = { Mesh: 1, MeshSubset: 2, MeshGateway: 3, MeshService: 4, MeshServiceSubset: 5, MeshHTTPRoute: 6 } as const;
+const RANK_28 = { Mesh: 1, MeshSubset: 2, MeshGateway: 3, MeshService: 4, MeshExternalService: 5, MeshServiceSubset: 6, MeshHTTPRoute: 7 } as const;
+const RANK_29 = { ...RANK_28, MeshMultiZoneService: 6, MeshServiceSubset: 7, MeshHTTPRoute: 8 } as const;
+const RANK_210 = { Mesh: 1, Dataplane: 2, MeshSubset: 3, MeshGateway: 4, MeshService: 5, MeshExternalService: 6, MeshMultiZoneService: 7, MeshServiceSubset: 8, MeshHTTPRoute: 9 } as const;
+
+const MTP: PolicyType = "MeshTrafficPermission";
+const MFI: PolicyType = "MeshFaultInjection";
+const MRL: PolicyType = "MeshRateLimit";
+const none = <T>(): ReadonlySet<T> => new Set<T>();
+
+const BASE: VersionTraits = {
+  version: "2.6",
+  kindRank: RANK_26,
+  nameWins: "earlier",
+  refLabelsNamespaceSection: false,
+  optionalTopLevelTargetRef: false,
+  sectionNameMatches: "name",
+  rulesKinds: none(),
+  matchesKinds: none(),
+  sniMatches: false,
+  mtpRules: "per-rule",
+  ruleMatchExpansion: false,
+  shadowEffect: false,
+  roleOrder: "none",
+  namespaceAndZoneScoping: false,
+  routeSpecificitySort: false,
+  routeHeaderCommaSplit: true,
+  realServiceKinds: none(),
+  strictValidation: false,
+  deprecatedTopLevelKinds: none(),
+  deprecatedFrom: none(),
+};
+
+/** Each row changes only what that version changed; later rows start from the one before. */
+const CHANGES: ReadonlyArray<[KumaVersion, Partial<VersionTraits>]> = [
+  ["2.5", { nameWins: "later" }],
+  ["2.6", {}],
+  ["2.7", { shadowEffect: true, routeSpecificitySort: true, realServiceKinds: new Set(["MeshService"]) }],
+  ["2.8", { kindRank: RANK_28, refLabelsNamespaceSection: true, roleOrder: "three-level", routeHeaderCommaSplit: false, realServiceKinds: new Set(["MeshService", "MeshExternalService"]) }],
+  ["2.9", { kindRank: RANK_29, optionalTopLevelTargetRef: true, roleOrder: "four-level", namespaceAndZoneScoping: true, realServiceKinds: new Set(["MeshService", "MeshExternalService", "MeshMultiZoneService"]), deprecatedTopLevelKinds: new Set(["MeshService"]) }],
+  ["2.10", { kindRank: RANK_210, rulesKinds: new Set([MRL]), strictValidation: true, deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset"]), deprecatedFrom: new Set([MRL]) }],
+  ["2.11", { deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset"]) }],
+  ["2.12", { sectionNameMatches: "name-or-port", rulesKinds: new Set([MRL, MTP]) }],
+  ["2.13", { rulesKinds: new Set([MRL, MTP, MFI]), matchesKinds: new Set([MFI]), deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset", "MeshHTTPRoute"]) }],
+  ["2.14", { matchesKinds: new Set([MFI, MRL]), sniMatches: true, mtpRules: "pooled", ruleMatchExpansion: true, deprecatedFrom: new Set([MRL, MTP, MFI]) }],
+];
+
+const TABLE: ReadonlyMap<KumaVersion, VersionTraits> = (() => {
+  const out = new Map<KumaVersion, VersionTraits>();
+  let prev = BASE;
+  for (const [version, change] of CHANGES) {
+    // 2.5 only differs from 2.6 by the tie-break: it is a branch off the base, not a step before it.
+    const from = version === "2.6" ? BASE : prev;
+    const row = { ...from, ...change, version };
+    out.set(version, row);
+    if (version !== "2.5") prev = row;
+  }
+  return out;
+})();
+
+export function versionTraits(v: KumaVersion = DEFAULT_KUMA_VERSION): VersionTraits {
+  return TABLE.get(v)!;
+}
+
+/**
+ * "2.14", "2.14.3", "v2.14.0", "2.15.0-rc1" → the supported minor version that decides like it: versions newer
+ * than the table use its last row, older ones are undefined (not supported).
+ */
+export function parseKumaVersion(text: string): KumaVersion | undefined {
+  const m = /^v?(\d+)\.(\d+)(?:[.\-+].*)?$/.exec(text.trim());
+  if (!m) return undefined;
+  const major = Number(m[1]);
+  const minor = Number(m[2]);
+  if (major !== 2) return undefined; // 3.x removes `from`, MeshSubset, … : not a dialect this engine speaks
+  const exact = KUMA_VERSIONS.find((v) => v === `2.${minor}`);
+  if (exact) return exact;
+  return minor > 14 ? "2.14" : undefined;
+}
