@@ -12,7 +12,7 @@ import type { Rejected } from "../policy/parse.js";
 import { resourcesOf } from "../policy/resources.js";
 import { policyKey, type Policy } from "../policy/types.js";
 import { parseInWorker } from "./parse-in-worker.js";
-import { digest, type FileJob, type FileOutcome, type FileState, held, readPolicyFile } from "./policy-file.js";
+import { digest, type FileJob, type FileOutcome, type FileState, readPolicyFile } from "./policy-file.js";
 import type { ApplyPolicies, PolicySource } from "./source.js";
 
 export interface SourceLog {
@@ -53,6 +53,7 @@ export class DirPolicySource implements PolicySource {
   private timer: ReturnType<typeof setInterval> | undefined;
   private debounce: ReturnType<typeof setTimeout> | undefined;
   private lastApplied = "";
+  private lastTotal = 0;
   private scanning: Promise<ScanReport> | undefined;
   private pending: Promise<ScanReport> | undefined;
   private isLoaded = false;
@@ -121,8 +122,12 @@ export class DirPolicySource implements PolicySource {
     }
     const next = await this.readFiles(names.map((n) => join(this.opts.dir, n)));
     const rejected = [...next.values()].flatMap((s) => s.rejected);
+    // Nothing read, nothing gone (the usual periodic rescan): the set in force is still the set.
+    const same = this.isLoaded && this.lastApplied !== "" && next.size === this.files.size && [...next].every(([f, st]) => this.files.get(f) === st);
     this.files = next;
+    if (same) return { files: next.size, policies: this.lastTotal, rejected, applied: false };
     const { policies, total } = combine(next.values());
+    this.lastTotal = total;
     const resources = [...next.values()].flatMap((s) => s.resources);
     const signature = digest(JSON.stringify([total, policies.map((p) => [p.source, p.type, p.name, p.labels, p.spec]), resources]));
     const applied = signature !== this.lastApplied || !this.isLoaded;
@@ -163,7 +168,7 @@ export class DirPolicySource implements PolicySource {
         next.set(file, prev);
         if (prev && prev.settled && prev.stamp === stamp) continue;
         changedBytes += Number(st.size);
-        jobs.push({ file, stamp, mtimeMs: Number(st.mtimeMs), ...(prev ? { prev: { digest: prev.digest, held: held(prev.entries) } } : {}), ...(dataplane ? { dataplane } : {}), ...(this.opts.kumaVersion ? { kumaVersion: this.opts.kumaVersion } : {}) });
+        jobs.push({ file, stamp, mtimeMs: Number(st.mtimeMs), ...(prev ? { prev: { digest: prev.digest, held: prev.held } } : {}), ...(dataplane ? { dataplane } : {}), ...(this.opts.kumaVersion ? { kumaVersion: this.opts.kumaVersion } : {}) });
       } catch (err) {
         this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
         next.set(file, prev);
@@ -182,6 +187,7 @@ export class DirPolicySource implements PolicySource {
       else {
         for (const r of outcome.state.rejected) this.opts.log?.warn({ file: job.file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
         for (const w of outcome.warned) this.opts.log?.warn({ file: job.file, ...w }, "policy uses deprecated Kuma fields");
+        if (outcome.warnedNotHeld > 0) this.opts.log?.info({ file: job.file, policies: outcome.warnedNotHeld }, "policies that cannot select this dataplane use deprecated Kuma fields (not listed)");
         next.set(job.file, outcome.state);
       }
     });
@@ -189,10 +195,29 @@ export class DirPolicySource implements PolicySource {
   }
 }
 
-/** The files' policies in order, a later file's policy replacing an earlier one of the same key (as compile() does). */
+/**
+ * The files' held policies in order, a later file's policy replacing an earlier one of the same key, held
+ * or not (as compile() resolves duplicates). `total` counts distinct policies, except that a policy held by
+ * no file but defined in two files counts twice (telling those apart would mean a set of every key).
+ */
 function combine(files: Iterable<FileState>): { policies: Policy[]; total: number } {
   const byKey = new Map<string, Policy | undefined>();
-  for (const f of files) for (const e of f.entries) typeof e === "string" ? byKey.set(e, undefined) : byKey.set(policyKey(e), e);
-  const policies = [...byKey.values()].filter((p): p is Policy => p !== undefined);
-  return { policies, total: byKey.size };
+  let total = 0;
+  for (const f of files) {
+    if (byKey.size > 0 && f.droppedCount > 0) {
+      for (const key of f.dropped.split("\n")) {
+        if (byKey.has(key)) {
+          byKey.set(key, undefined);
+          total--;
+        }
+      }
+    }
+    for (const p of f.held) {
+      const key = policyKey(p);
+      if (byKey.has(key)) total--;
+      byKey.set(key, p);
+    }
+    total += f.held.length + f.droppedCount;
+  }
+  return { policies: [...byKey.values()].filter((p): p is Policy => p !== undefined), total };
 }

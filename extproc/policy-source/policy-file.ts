@@ -20,8 +20,11 @@ export interface FileState {
   /** inode, size, mtime and ctime (ns) when last read, and whether that read came well after the last write. */
   stamp: string;
   settled: boolean;
-  /** The file's distinct policies in order: held ones, and the key (type/mesh/name) of each one not held. */
-  entries: Array<Policy | string>;
+  /** The file's distinct policies that are held, in order. */
+  held: Policy[];
+  /** Keys (type/mesh/name) of the file's policies not held, one per line: one string however many (for duplicates across files). */
+  dropped: string;
+  droppedCount: number;
   /** `kind: Mesh` and service resources of the file (all held: `to[]` entries resolve against them). */
   resources: Resource[];
   rejected: Rejected[];
@@ -38,7 +41,7 @@ export interface FileJob {
   kumaVersion?: KumaVersion;
 }
 
-/** A parsed policy that uses deprecated Kuma fields (logged by the caller, held or not). */
+/** A held policy that uses deprecated Kuma fields (logged by the caller). */
 export interface Warned {
   kind: string;
   name: string;
@@ -46,9 +49,7 @@ export interface Warned {
 }
 
 /** The new state, `unchanged` (same content; only stamp and settled are new), or the error that kept the file from being read. */
-export type FileOutcome = { state: FileState; warned: Warned[] } | { unchanged: { stamp: string; settled: boolean } } | { error: string };
-
-export const held = (entries: ReadonlyArray<Policy | string>): Policy[] => entries.filter((e): e is Policy => typeof e !== "string");
+export type FileOutcome = { state: FileState; warned: Warned[]; warnedNotHeld: number } | { unchanged: { stamp: string; settled: boolean } } | { error: string };
 
 export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): Promise<FileOutcome> {
   try {
@@ -58,13 +59,19 @@ export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): 
     const textDigest = digest(bytes);
     if (job.prev?.digest === textDigest) return { unchanged: { stamp: job.stamp, settled } };
     const parsed = await parsePolicyTextAsync(bytes.toString("utf8"), job.file, pause, { kumaVersion: job.kumaVersion });
-    const warned = parsed.policies.filter((p) => p.warnings.length > 0).map((p) => ({ kind: p.type, name: p.name, warnings: p.warnings }));
     const policies = dedupe(keepLastGood(parsed.policies, parsed.rejected, job.prev?.held)).policies;
     // What is held is copied out of the file's text (compact.ts), or else it would keep the whole text alive.
     const strings = new StringTable();
     const dp = job.dataplane;
-    const entries = policies.map((p) => (!dp || mightSelect(p, dp, job.kumaVersion) ? compact(p, strings) : strings.intern(policyKey(p))));
-    return { state: { digest: textDigest, stamp: job.stamp, settled, entries, resources: compact(parsed.resources, strings), rejected: parsed.rejected }, warned };
+    const keep = (p: Policy) => !dp || mightSelect(p, dp, job.kumaVersion);
+    const held = policies.filter(keep).map((p) => compact(p, strings));
+    const dropped = policies.filter((p) => !keep(p)).map(policyKey);
+    const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, dropped: strings.intern(dropped.join("\n")), droppedCount: dropped.length, resources: compact(parsed.resources, strings), rejected: parsed.rejected };
+    // Deprecations are listed for held policies only: each policy is reported by the sidecars it selects,
+    // not by every sidecar of the mesh; the others are counted.
+    const warned = held.filter((p) => p.warnings.length > 0).map((p) => ({ kind: p.type, name: p.name, warnings: p.warnings }));
+    const warnedNotHeld = policies.filter((p) => p.warnings.length > 0).length - warned.length;
+    return { state, warned, warnedNotHeld };
   } catch (err) {
     return { error: (err as Error).message };
   }
