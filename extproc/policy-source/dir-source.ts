@@ -175,10 +175,12 @@ export class DirPolicySource implements PolicySource {
       }
     }
     const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
-    const outcomes: FileOutcome[] =
-      jobs.length > 0 && changedBytes >= (this.opts.workerMinBytes ?? WORKER_MIN_BYTES)
-        ? await parseInWorker(jobs)
-        : await jobs.reduce(async (acc, job) => [...(await acc), await readPolicyFile(job, pause)], Promise.resolve([] as FileOutcome[]));
+    const inProcess = () => jobs.reduce(async (acc, job) => [...(await acc), await readPolicyFile(job, pause)], Promise.resolve([] as FileOutcome[]));
+    let outcomes: FileOutcome[] | { workerFailed: string } = jobs.length > 0 && changedBytes >= (this.opts.workerMinBytes ?? WORKER_MIN_BYTES) ? await parseInWorker(jobs) : await inProcess();
+    if ("workerFailed" in outcomes) {
+      this.opts.log?.warn({ err: outcomes.workerFailed, files: jobs.length }, "policy parse worker failed; parsing on the main thread");
+      outcomes = await inProcess();
+    }
     jobs.forEach((job, i) => {
       const outcome = outcomes[i]!;
       const prev = next.get(job.file);

@@ -1,13 +1,13 @@
-// Runs parse-worker.ts on a batch of file jobs and resolves with one outcome per job (an error outcome for
-// every job when the worker itself fails).
+// Runs parse-worker.ts on a batch of file jobs and resolves with one outcome per job, or with the reason the
+// worker itself failed (the caller then parses on the main thread).
 import { Worker } from "node:worker_threads";
 import type { FileJob, FileOutcome } from "./policy-file.js";
 
 const WORKER_FILE = new URL("./parse-worker.js", import.meta.url);
 
-export function parseInWorker(jobs: FileJob[]): Promise<FileOutcome[]> {
+export function parseInWorker(jobs: FileJob[]): Promise<FileOutcome[] | { workerFailed: string }> {
   return new Promise((resolve) => {
-    const failAll = (message: string) => resolve(jobs.map(() => ({ error: `policy parse worker: ${message}` })));
+    const failAll = (message: string) => resolve({ workerFailed: message });
     let worker: Worker;
     try {
       worker = new Worker(WORKER_FILE, { workerData: jobs });
