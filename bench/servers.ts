@@ -44,6 +44,10 @@ export interface SidecarOptions {
   nodeOptions?: readonly string[];
   maxStreamsPerConnection?: number;
   logLevel?: string;
+  /** More sidecar flags. */
+  extraArgs?: string[];
+  /** Label override (default "sidecar, N policies"). */
+  label?: string;
 }
 
 export async function startSidecarProc(opts: SidecarOptions): Promise<ServerProc> {
@@ -52,7 +56,7 @@ export async function startSidecarProc(opts: SidecarOptions): Promise<ServerProc
   writePolicyDir(policyDir, opts.policies, 0, opts.selecting);
   const args = [...(opts.nodeOptions ?? SIDECAR_NODE_OPTIONS), join(DIST, "extproc", "cli.js"), "sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
     "--policies", policyDir, "--dataplane-tags", "kuma.io/service=backend,version=v1", "--dataplane-name", "bench",
-    "--log-level", opts.logLevel ?? "info", "--drain-min", "0", "--drain-time", "200", "--max-streams-per-connection", String(opts.maxStreamsPerConnection ?? 500)];
+    "--log-level", opts.logLevel ?? "info", "--drain-min", "0", "--drain-time", "200", "--max-streams-per-connection", String(opts.maxStreamsPerConnection ?? 500), ...(opts.extraArgs ?? [])];
   const child = spawnPinned(SERVER_CPU, process.execPath, args);
   const lines = track(child);
   const inForce = waitForLine(child, (x) => x.msg === "policy set in force", 120_000, `sidecar with ${opts.policies} policies`);
@@ -60,7 +64,7 @@ export async function startSidecarProc(opts: SidecarOptions): Promise<ServerProc
   await inForce.catch(() => undefined);
   if (!lines.some((x) => x.line.msg === "policy set in force")) throw new Error(`bench: sidecar never put its ${opts.policies} policies in force`);
   return {
-    label: `sidecar, ${opts.policies} policies`, child, pid: child.pid!, grpc: String(l.grpc), admin: String(l.admin), dir: policyDir, lines,
+    label: opts.label ?? `sidecar, ${opts.policies} policies`, child, pid: child.pid!, grpc: String(l.grpc), admin: String(l.admin), dir: policyDir, lines,
     stop: async () => {
       await stopChild(child);
       rmSync(dir, { recursive: true, force: true });

@@ -43,7 +43,8 @@ export interface ThroughputResult {
   goals: BenchRow[];
 }
 
-async function measureOne(s: ServerProc, inFlight: number, o: ThroughputOptions): Promise<Omit<Cell, "server" | "policies" | "inFlight">> {
+/** One measured run against one server (also used by the decision-log section). */
+export async function measureOne(s: ServerProc, inFlight: number, o: Omit<ThroughputOptions, "inFlight" | "policies" | "reps">): Promise<Omit<Cell, "server" | "policies" | "inFlight">> {
   if (o.quietMaxMs > 0) await waitQuiet(50, o.quietMaxMs);
   let rssPeak = rssMiB(s.pid);
   const poll = setInterval(() => (rssPeak = Math.max(rssPeak, rssMiB(s.pid))), 250);
@@ -62,7 +63,7 @@ async function measureOne(s: ServerProc, inFlight: number, o: ThroughputOptions)
 }
 
 /** The same measurement with the grpc-js emulator: warm-up requests are dropped by start time. */
-async function viaGrpcJs(target: string, inFlight: number, o: ThroughputOptions): Promise<H2loadResult> {
+async function viaGrpcJs(target: string, inFlight: number, o: Pick<ThroughputOptions, "durationS" | "warmupS">): Promise<H2loadResult> {
   const r = await runLoadProc({ target, inFlight, durationMs: (o.durationS + o.warmupS) * 1000, closeMode: "graceful", samples: true });
   const t0 = r.samples![0]?.[0] ?? 0;
   const kept = r.samples!.filter((x) => x[0] >= t0 + o.warmupS * 1000);

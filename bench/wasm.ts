@@ -1,5 +1,6 @@
 // Per-request cost of the drain filter in the proxy-wasm emulator, against the no-op module built
-// with the same flags and ABI layer: request headers → response headers → done/log/delete.
+// with the same flags and ABI layer: request headers → response headers → done/log/delete. Three
+// consecutive runs, each reported: the goals must hold in every one of them.
 // Run alone: node dist/bench/wasm.js [--quick]
 import { statSync } from "node:fs";
 import { join } from "node:path";
@@ -9,8 +10,12 @@ import { type BenchRow, formatRows } from "./report.js";
 
 const FILTER_WASM = join(process.cwd(), "build", "meshext_drain.wasm");
 const NOOP_WASM = join(process.cwd(), "build", "noop.wasm");
-const RATIO_GOAL = 1.5;
-const SIZE_GOAL_BYTES = 16 * 1024;
+/** Serving is the steady state; draining lasts the drain window (seconds). */
+const SERVING_RATIO_GOAL = 1.25;
+const DRAINING_RATIO_GOAL = 1.5;
+const RUNS = 3;
+/** = scripts/build-wasm.mjs's limit (the build fails above it). */
+const SIZE_GOAL_BYTES = 24 * 1024;
 
 const REQUEST: Array<[string, string]> = [[":method", "GET"], [":path", "/api/items?page=2"], [":authority", "app"],
   ["user-agent", "bench"], ["accept", "*/*"]];
@@ -42,31 +47,40 @@ function median(values: number[]): number {
 /** Requests run before measuring, in every mode: V8 tiers wasm up from its baseline compiler only after many calls. */
 const WARMUP_REQUESTS = 20_000;
 
-/** Alternate filter and baseline rounds so drift (JIT, GC, CPU clock) hits both alike. */
-function compare(name: string, filter: ProxyWasmHost, baseline: ProxyWasmHost, requests: number, rounds: number, goal?: string): BenchRow {
-  measure(filter, WARMUP_REQUESTS);
-  measure(baseline, WARMUP_REQUESTS);
-  const filterNs: number[] = [];
+/**
+ * One run: rounds alternate serving filter, baseline, draining filter, baseline, so drift (JIT, GC, CPU
+ * clock, other processes) hits each ratio's two sides alike; medians over the rounds.
+ */
+function run(serving: ProxyWasmHost, draining: ProxyWasmHost, baseline: ProxyWasmHost, requests: number, rounds: number): { serving: number; draining: number; baseline: number } {
+  const servingNs: number[] = [];
+  const drainingNs: number[] = [];
   const baselineNs: number[] = [];
   for (let r = 0; r < rounds; r++) {
-    filterNs.push(measure(filter, requests));
+    servingNs.push(measure(serving, requests));
+    baselineNs.push(measure(baseline, requests));
+    drainingNs.push(measure(draining, requests));
     baselineNs.push(measure(baseline, requests));
   }
-  const value = median(filterNs);
-  const base = median(baselineNs);
-  return { name, value, unit: "ns/request", baseline: base, ratio: value / base, goal };
+  return { serving: median(servingNs), draining: median(drainingNs), baseline: median(baselineNs) };
 }
 
 export async function benchWasm(opts: { quick: boolean }): Promise<BenchRow[]> {
   const requests = opts.quick ? 2_000 : 20_000;
   const rounds = opts.quick ? 3 : 7;
   const noop = vm(NOOP_WASM, "");
-  const rows: BenchRow[] = [
-    // The steady state, where the goal applies: one host call (:path) per request.
-    compare("wasm drain filter, serving (vs no-op module)", vm(FILTER_WASM, ""), noop, requests, rounds, `ratio ≤ ${RATIO_GOAL}`),
-    // The drain window (seconds): protocol property + two header writes + a counter per response.
-    compare("wasm drain filter, draining HTTP/1.1 (vs no-op module)", vm(FILTER_WASM, { draining: true }), noop, requests, rounds, "info (transient)"),
-  ];
+  // Serving: one host call (:path, read in place). Draining HTTP/1.1: two header writes, the protocol
+  // property and `connection: close` per response (the close counter goes to the host per tick).
+  const serving = vm(FILTER_WASM, "");
+  const draining = vm(FILTER_WASM, { draining: true });
+  for (const host of [serving, draining, noop]) measure(host, WARMUP_REQUESTS);
+  const rows: BenchRow[] = [];
+  for (let i = 1; i <= RUNS; i++) {
+    const r = run(serving, draining, noop, requests, rounds);
+    rows.push(
+      { name: `wasm drain filter, serving (vs no-op module), run ${i}/${RUNS}`, value: r.serving, unit: "ns/request", baseline: r.baseline, ratio: r.serving / r.baseline, goal: `ratio ≤ ${SERVING_RATIO_GOAL}` },
+      { name: `wasm drain filter, draining HTTP/1.1 (vs no-op module), run ${i}/${RUNS}`, value: r.draining, unit: "ns/request", baseline: r.baseline, ratio: r.draining / r.baseline, goal: `ratio ≤ ${DRAINING_RATIO_GOAL}` },
+    );
+  }
   const sizeBytes = statSync(FILTER_WASM).size;
   rows.push({
     name: "wasm drain filter release size", value: sizeBytes / 1024, unit: "KiB",

@@ -7,6 +7,14 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(arg
   sidecar: { summary: "Run the ext_proc policy service and drain controller next to an Envoy.", load: () => import("./commands/sidecar.js") },
   run: { summary: "Run the sidecar and start Envoy as its child: meshext run [flags] -- envoy -c envoy.yaml", load: () => import("./commands/run.js") },
   "control-plane": { summary: "Run the embedded control plane (Kuma REST API for policies and dataplanes).", load: () => import("./commands/control-plane.js") },
+  drain: {
+    summary: "Start the sidecar's drain from inside its pod (preStop hooks): waits until drained, or --forever returns at once.",
+    load: async () => ({ main: (await import("./commands/admin-client.js")).drainMain }),
+  },
+  "wait-ready": {
+    summary: "Wait until the sidecar and Envoy are ready (postStart hook, startupProbe).",
+    load: async () => ({ main: (await import("./commands/admin-client.js")).waitReadyMain }),
+  },
   inject: { summary: "Add the sidecar containers to a Kubernetes workload, applying ContainerPatches.", load: () => import("./commands/inject.js") },
 };
 

@@ -46,10 +46,23 @@ export interface Explanation {
   reason: string;
 }
 
+/** What the decision log records beyond the Explanation. */
+export interface DecisionAudit {
+  /** The client's tags as `k=v` pairs (the identity cache's key) and where they came from. */
+  client?: { tags: string; source: string };
+  /** Policies that matched, in evaluation order: `Kind/name from[i]` (inbound) or `MeshHTTPRoute/name to[i]…` (outbound). */
+  matched: string[];
+}
+
 interface DecisionBase {
   /** Hold the reply this long before sending it (MeshFaultInjection delay). */
   delayMs?: number;
   explain: Explanation;
+  /**
+   * Set by the policy engine only when asked (PolicyEngineOptions.audit); built only when called, so decisions
+   * cost almost nothing extra with the log on but this one sampled out, and nothing with the log off.
+   */
+  audit?: () => DecisionAudit;
 }
 
 /** Let the request through, possibly with header edits on the request and/or the response. */

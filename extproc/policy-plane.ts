@@ -17,15 +17,32 @@ import type { Policy } from "./policy/types.js";
 import { watchDataplaneFile } from "./policy-source/dataplane-file-watch.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
 import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane } from "./policy-source/from-config.js";
-import type { PolicySource } from "./policy-source/source.js";
+import { inspectRules } from "./kuma-rest/inspect-rules.js";
+import { PLACEHOLDER_INBOUND_PORT } from "./policy-source/dataplane-client.js";
+import type { ApplyPolicies, PolicySource } from "./policy-source/source.js";
+import { resolveKumaVersion, type ResolvedKumaVersion } from "./policy-source/version-detect.js";
 import type { Readiness } from "./readiness.js";
 
 export interface PolicyPlane {
+  /** The Kuma release the engine's semantics follow, and how it was chosen. */
+  kumaVersion?: ResolvedKumaVersion;
   /** Undefined when no policy source is configured (every request is then allowed). */
   engine?: PolicyEngine;
   source?: PolicySource;
   lifecycle: DataplaneLifecycle;
   stop(): Promise<void>;
+}
+
+/**
+ * An /explain answer whose `dataplaneRules` is this dataplane's rule view exactly as Kuma's
+ * `GET /meshes/{mesh}/dataplanes/{name}/_rules` (and the embedded control plane) answers it.
+ */
+function withKumaRules(reply: { status: number; body: unknown }, engine: PolicyEngine): unknown {
+  const snapshot = engine.current();
+  if (reply.status !== 200 || !snapshot || typeof reply.body !== "object" || reply.body === null) return reply.body;
+  const { policies, dataplane, kumaVersion, resources } = snapshot;
+  // Ports as registered: a dataplane described by --dataplane-tags registers the placeholder port.
+  return { ...reply.body, dataplaneRules: inspectRules(policies, dataplane, { kumaVersion, resources }, PLACEHOLDER_INBOUND_PORT) };
 }
 
 export async function startPolicyPlane(config: SidecarConfig, log: Logger, registry: Registry, readiness: Readiness, admin: AdminServer): Promise<PolicyPlane> {
@@ -36,33 +53,49 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
     return { lifecycle: NO_CONTROL_PLANE, stop: async () => {} };
   }
   const local = localDataplane(config);
+  const kuma = await resolveKumaVersion(config);
+  if (kuma.warning) policyLog.warn({ kumaVersion: kuma.version }, kuma.warning);
+  policyLog.info({ kumaVersion: kuma.version, from: kuma.from, reported: kuma.reported }, "policy semantics follow Kuma " + kuma.version);
+  new Gauge({
+    name: "meshext_policy_kuma_version_info",
+    help: "The Kuma release whose policy semantics the sidecar follows (value 1); `from` is flag, control-plane or default.",
+    labelNames: ["version", "from"],
+    registers: [registry],
+  }).set({ version: kuma.version, from: kuma.from }, 1);
   const engine = new PolicyEngine({
     dataplane: local.dataplane,
     trustKumaTagsHeader: config.trustKumaTagsHeader,
     beforeFirstSync: config.beforeFirstSync,
+    kumaVersion: kuma.version,
     log: policyLog,
+    audit: config.decisionLog !== "",
   });
   const explain = explainHandler(engine);
   admin.route("POST", "/explain", (req) => {
     const reply = explain(req.body);
-    return json(reply.status, reply.body);
+    return json(reply.status, withKumaRules(reply, engine));
   });
 
   readiness.set("policies", "no policy set loaded yet");
   const counts = selectionGauges(registry);
-  const apply = (policies: Policy[], origin: string, resources?: MeshResources, total?: number) => {
+  const version = new Gauge({ name: "meshext_policy_set_version", help: "Version of the policy set in force (one more for each set applied, from either source); 0 before the first.", registers: [registry] });
+  const apply: ApplyPolicies = (policies: Policy[], origin: string, resources?: MeshResources, total?: number) => {
     const selection = selectForDataplane(policies, engine.dataplane, engine.kumaVersion);
     const result = engine.replace(selection.kept, resources, { kept: selection.kept.length, total: total ?? selection.total });
     if (result.ok) {
+      version.set(result.version);
       readiness.set("policies", undefined);
       counts.kept.set(selection.kept.length);
       counts.total.set(result.selection!.total);
       policyLog.info({ origin, version: result.version, policies: result.policies, total: result.selection!.total }, "policy set in force");
+      for (const d of result.droppedEdits ?? []) {
+        policyLog.warn({ origin, ...d }, "MeshHTTPRoute header edit that Envoy drops (ext_proc mutation_rules in envoy/envoy.yaml); it does not apply");
+      }
     }
   };
   const source: PolicySource = config.policies
-    ? new DirPolicySource({ dir: config.policies, apply, log: policyLog, selectFor: () => engine.dataplane })
-    : httpPolicySourceFromConfig(config, apply, log, registry)!;
+    ? new DirPolicySource({ dir: config.policies, apply, log: policyLog, selectFor: () => engine.dataplane, kumaVersion: kuma.version })
+    : httpPolicySourceFromConfig(config, apply, log, registry, kuma.version)!;
   const lifecycle = dataplaneClientFromConfig(config, local, log) ?? NO_CONTROL_PLANE;
   await source.start();
   await lifecycle.register();
@@ -75,6 +108,7 @@ export async function startPolicyPlane(config: SidecarConfig, log: Logger, regis
   };
   const unwatch = config.dataplaneFile ? watchDataplaneFile({ file: config.dataplaneFile, intervalMs: config.dataplaneFileCheckMs, current: local.dataplane, onChange: reselect, log: policyLog }) : () => {};
   return {
+    kumaVersion: kuma,
     engine,
     source,
     lifecycle,

@@ -5,6 +5,7 @@ import { AdminServer } from "./admin/server.js";
 import { registerBasicRoutes } from "./admin/routes.js";
 import type { SidecarConfig } from "./config/sidecar.js";
 import { ALLOW_ALL, type Decider } from "./decision.js";
+import { startDecisionLog } from "./decision-log/recorder.js";
 import type { DataplaneLifecycle } from "./dataplane-lifecycle.js";
 import type { Logger } from "./log.js";
 import { collectProcessMetrics } from "./process-metrics.js";
@@ -43,17 +44,19 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
 
   let decider: Decider = ALLOW_ALL;
   const metrics = new TransportMetrics(registry);
+  const decisionLog = await startDecisionLog(config, registry, log.child({ component: "decision-log" }));
   const grpc = new ExtProcServer(
     {
       decider: () => decider,
       settings: { messageTimeoutMs: config.messageTimeoutMs, maxMessageTimeoutMs: config.maxMessageTimeoutMs, explainHeader: config.explainHeader },
       metrics,
       log: log.child({ component: "extproc" }),
+      decisionLog,
     },
     health,
     config.maxStreamsPerConnection,
   );
-  const admin = new AdminServer(log.child({ component: "admin" }));
+  const admin = new AdminServer(log.child({ component: "admin" }), { adminToken: config.adminToken });
   registerBasicRoutes(admin, registry, readiness);
 
   const policy = await startPolicyPlane(config, log, registry, readiness, admin);
@@ -83,6 +86,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
       stopped ??= (async () => {
         health.closeWatchers();
         await Promise.all([grpc.shutdown(graceMs), admin.close(), policy.stop()]);
+        await decisionLog?.close();
       })();
       return stopped;
     },

@@ -1,12 +1,12 @@
 // Builds the drain filter (release + debug) and the no-op baseline with the same flags, then
-// prints the release size and fails the build when it is above the 16 KiB limit.
+// prints the release size and fails the build when it is above the 24 KiB limit.
 // The no-op module cannot use asconfig.json directly (asc always adds its "entries"), so its
 // flags are derived here from asconfig.json's options + release target: one source of truth.
 import { spawnSync } from "node:child_process";
 import { readFileSync, statSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 
-const SIZE_LIMIT_BYTES = 16 * 1024;
+const SIZE_LIMIT_BYTES = 24 * 1024;
 const root = process.cwd();
 const asc = join(root, "node_modules", ".bin", "asc");
 const asconfig = JSON.parse(readFileSync(join(root, "asconfig.json"), "utf8"));

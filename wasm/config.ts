@@ -1,7 +1,7 @@
 // Plugin configuration: fields, DEFAULTS and a pure parseConfig(bytes) that reports every violation.
 // Never traps; the caller (root.ts) logs one critical line and rejects the config on error.
 import { ascii, Writer } from "./abi/writer";
-import { DEFAULT_AUTHORITY, DEFAULT_CLUSTER, DEFAULT_HEALTH_PATH, DRAIN_PATH, DRAINING_HEADER } from "./contract";
+import { CLOSE_HEADER, DEFAULT_AUTHORITY, DEFAULT_CLUSTER, DEFAULT_HEALTH_PATH, DRAIN_PATH, DRAINING_HEADER } from "./contract";
 import { E_CONFIG_NOT_JSON } from "./errors";
 import { JsonKind, JsonValue, parseJson } from "./json";
 
@@ -23,7 +23,9 @@ export class PluginConfig {
   healthAnswerWhenServing: bool = true;
   /** Response header added (value "true") while draining; empty disables. @default "x-meshext-draining" */
   drainingHeader: ArrayBuffer = ascii(DRAINING_HEADER);
-  /** Ramp over which the share of closed HTTP/1 responses grows 0 → 1 after drain start; 0 = all at once. @default 0 */
+  /** Private header (value "drain") on responses after which the connection should close, any protocol; read and removed by the Lua shim. Empty disables. @default "x-meshext-close" */
+  closeHeader: ArrayBuffer = ascii(CLOSE_HEADER);
+  /** Ramp over which the share of responses asked to close grows 0 → 1 after drain start; 0 = all at once. @default 0 */
   closeRampMs: u32 = 0;
   /** Force draining regardless of the poll (for control planes that push it). @default false */
   draining: bool = false;
@@ -168,6 +170,7 @@ export function parseConfig(text: ArrayBuffer, problems: Writer): PluginConfig |
   config.healthAnswerWhenServing = health.bool("answerWhenServing", true);
   health.finish();
   config.drainingHeader = top.headerName("drainingHeader", config.drainingHeader);
+  config.closeHeader = top.headerName("closeHeader", config.closeHeader);
   config.closeRampMs = top.int("closeRampMs", config.closeRampMs, 0, 3600000);
   config.draining = top.bool("draining", false);
   top.finish();

@@ -17,6 +17,12 @@ export const DEFAULT_HEALTH_PATH: string = "/meshext/health";
 /** Response header marking responses served while draining (the default; config may rename or disable it). */
 export const DRAINING_HEADER: string = "x-meshext-draining";
 export const DRAINING_HEADER_VALUE: string = "true";
+/**
+ * Private response header asking the Lua shim (envoy.yaml) to drain this connection after the response:
+ * `Connection: close` on HTTP/1.x, GOAWAY on HTTP/2 and 3. The shim removes it; the default name (config may rename it).
+ */
+export const CLOSE_HEADER: string = "x-meshext-close";
+export const CLOSE_HEADER_VALUE: string = "drain";
 
 /** Health replies: bodies and the local-reply details Envoy logs as %RESPONSE_CODE_DETAILS%. */
 export const HEALTH_BODY_DRAINING: string = "{\"status\":\"draining\"}";

@@ -56,16 +56,11 @@ export class CloseRamp {
   }
 }
 
-/** Byte `at` of a buffer, or -1 past its end. */
-function byteAt(bytes: ArrayBuffer, at: i32): i32 {
-  return at < bytes.byteLength ? <i32>load<u8>(changetype<usize>(bytes) + <usize>at) : -1;
-}
-
-/** `Connection: close` means something only on HTTP/1.x (the `request.protocol` property, UTF-8). */
-export function isHttp1(protocol: ArrayBuffer | null): bool {
-  if (protocol === null || protocol.byteLength < 7) return false;
-  // One 8-byte load, masked to 7 bytes (heap blocks are 16-byte aligned, so the 8th byte is readable).
-  return (load<u64>(changetype<usize>(protocol)) & 0x00ffffffffffffff) == 0x002e312f50545448; // "HTTP/1."
+/** `Connection: close` means something only on HTTP/1.x (the `request.protocol` property: `length` UTF-8 bytes at `at`). */
+export function isHttp1(at: usize, length: i32): bool {
+  if (length < 7) return false;
+  // One 8-byte load, masked to 7 bytes (host results sit in 16-byte-aligned blocks, so the 8th byte is readable).
+  return (load<u64>(at) & 0x00ffffffffffffff) == 0x002e312f50545448; // "HTTP/1."
 }
 
 export const enum HealthAction { PassThrough, AnswerServing, RefuseDraining }
@@ -75,12 +70,10 @@ export function healthAction(draining: bool, answerWhenServing: bool): HealthAct
   return answerWhenServing ? HealthAction.AnswerServing : HealthAction.PassThrough;
 }
 
-/** Does a request `:path` (UTF-8; query ignored) address the health path (UTF-8) exactly? */
-export function isHealthPath(requestPath: ArrayBuffer | null, healthPath: ArrayBuffer): bool {
-  if (requestPath === null) return false;
+/** Does a request `:path` (`pathLength` UTF-8 bytes at `path`; query ignored) address the health path exactly? */
+export function isHealthPath(path: usize, pathLength: i32, healthPath: ArrayBuffer): bool {
   const length = healthPath.byteLength;
-  if (requestPath.byteLength < length) return false;
-  if (memory.compare(changetype<usize>(requestPath), changetype<usize>(healthPath), <usize>length) != 0) return false;
-  const next = byteAt(requestPath, length);
-  return next == -1 || next == 0x3f; // end, or '?'
+  if (pathLength < length) return false;
+  if (memory.compare(path, changetype<usize>(healthPath), <usize>length) != 0) return false;
+  return pathLength == length || load<u8>(path + <usize>length) == 0x3f; // end, or '?'
 }

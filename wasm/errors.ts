@@ -1,5 +1,5 @@
 // Log message texts (E_* constants), so the wording lives in one place and tests can match it.
-// Kept short on purpose: AssemblyScript stores strings as UTF-16, and the module has a 16 KiB budget.
+// Kept short on purpose: AssemblyScript stores strings as UTF-16, and every literal costs module bytes (24 KiB budget).
 
 export const E_CONFIG_INVALID: string = "invalid plugin configuration: ";
 export const E_CONFIG_EXPECTED: string = " (fields: wasm/README.md)";

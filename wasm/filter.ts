@@ -1,7 +1,7 @@
 // Per-request glue of the drain filter: reads request facts through abi/host.ts, asks drain.ts,
 // applies the answer. Host failures are logged and the request continues; the only local reply is health.
 import { Context } from "./abi/context";
-import { getHeader, getProperty, nowMs, replaceHeader, sendLocalResponse } from "./abi/host";
+import { borrowedLength, borrowedPtr, borrowHeader, borrowProperty, nowMs, releaseBorrowed, replaceHeader, sendLocalResponse } from "./abi/host";
 import { encodePairs } from "./abi/pairs";
 import { HeaderAction, LogLevel, MapType, Status } from "./abi/types";
 import { ascii } from "./abi/writer";
@@ -9,7 +9,7 @@ import * as contract from "./contract";
 import { closeShare, healthAction, HealthAction, isHealthPath, isHttp1 } from "./drain";
 import * as errors from "./errors";
 import { emit, failedLine } from "./logging";
-import { increment, Metric } from "./metrics";
+import { countClose, increment, Metric } from "./metrics";
 import { DrainRoot } from "./root";
 
 const HEALTH_HEADERS = encodePairs([ascii("content-type"), ascii("application/json"), ascii("cache-control"), ascii("no-store")]);
@@ -21,7 +21,11 @@ export class DrainStream extends Context {
 
   onRequestHeaders(headerCount: u32, endOfStream: bool): u32 {
     const config = this.root.config;
-    if (!isHealthPath(getHeader(MapType.RequestHeaders, ":path"), config.healthPath)) return HeaderAction.Continue;
+    // The one host call of the serving path; the value is compared where the host put it.
+    if (!borrowHeader(MapType.RequestHeaders, ":path")) return HeaderAction.Continue;
+    const health = isHealthPath(borrowedPtr, borrowedLength, config.healthPath);
+    releaseBorrowed();
+    if (!health) return HeaderAction.Continue;
     const action = healthAction(this.root.state.draining, config.healthAnswerWhenServing);
     if (action == HealthAction.PassThrough) return HeaderAction.Continue;
     const refuse = action == HealthAction.RefuseDraining;
@@ -36,19 +40,32 @@ export class DrainStream extends Context {
     return HeaderAction.StopIteration;
   }
 
+  /**
+   * While draining: the draining header on every response; on the share the close ramp picks, the private
+   * close marker (any protocol: the Lua shim turns it into Connection: close or GOAWAY) and, on HTTP/1.x,
+   * `connection: close` itself (for hosts that act on it; Envoy strips it after the filters).
+   */
   onResponseHeaders(headerCount: u32, endOfStream: bool): u32 {
     const root = this.root;
     const state = root.state;
     if (!state.draining) return HeaderAction.Continue;
-    const marker = root.config.drainingHeader;
-    if (marker.byteLength > 0) replaceHeader(MapType.ResponseHeaders, marker, contract.DRAINING_HEADER_VALUE);
-    if (!isHttp1(getProperty("request\0protocol"))) return HeaderAction.Continue;
-    const rampMs = <i64>root.config.closeRampMs;
+    const config = root.config;
+    if (config.drainingHeader.byteLength > 0) replaceHeader(MapType.ResponseHeaders, config.drainingHeader, contract.DRAINING_HEADER_VALUE);
+    const rampMs = <i64>config.closeRampMs;
     const share = rampMs > 0 ? closeShare(state, nowMs(), rampMs) : 1.0;
     if (!root.ramp.shouldClose(share)) return HeaderAction.Continue;
-    const status = replaceHeader(MapType.ResponseHeaders, "connection", "close");
-    if (status == Status.Ok) increment(Metric.CloseResponses);
+    let status = Status.Ok;
+    if (config.closeHeader.byteLength > 0) status = replaceHeader(MapType.ResponseHeaders, config.closeHeader, contract.CLOSE_HEADER_VALUE);
+    if (status == Status.Ok && isHttp1Request()) status = replaceHeader(MapType.ResponseHeaders, "connection", "close");
+    if (status == Status.Ok) countClose();
     else emit(LogLevel.Warn, failedLine(errors.E_HEADER_WRITE, status));
     return HeaderAction.Continue;
   }
+}
+
+function isHttp1Request(): bool {
+  if (!borrowProperty("request\0protocol")) return false;
+  const http1 = isHttp1(borrowedPtr, borrowedLength);
+  releaseBorrowed();
+  return http1;
 }

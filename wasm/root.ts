@@ -10,7 +10,7 @@ import { CloseRamp, DrainState, effectiveState } from "./drain";
 import * as errors from "./errors";
 import { DrainStream } from "./filter";
 import { emit, failedLine, logAt, startLine } from "./logging";
-import { defineMetrics, increment, Metric, recordState } from "./metrics";
+import { defineMetrics, flushCounts, increment, Metric, recordState } from "./metrics";
 import { parseDrainBody } from "./poll";
 import { claimPoll, readSharedState, storeSharedState } from "./shared";
 
@@ -63,6 +63,7 @@ export class DrainRoot extends Context {
   }
 
   onTick(): void {
+    flushCounts();
     this.sync();
     const now = nowMs();
     if (this.pendingToken != 0) {

@@ -1,4 +1,5 @@
-// One-shot: PUTs every policy of envoy/policies/ into the control plane unless a policy of that name exists.
+// One-shot: PUTs every document of envoy/policies/ (policies, the Mesh) into the control plane unless one of that
+// name is already stored.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,8 +14,10 @@ for (const file of readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort()) {
   for (const doc of parseAllDocuments(readFileSync(join(dir, file), "utf8"))) {
     const { type, mesh = "default", name } = doc.toJS() ?? {};
     if (!type || !name) continue;
-    const url = `${cp}/meshes/${mesh}/${type.toLowerCase()}s/${name}`;
-    if ((await fetch(url)).status === 200) {
+    // A Mesh is global (/meshes/{name}); a mesh that only holds resources is served bare, without creationTime.
+    const url = type === "Mesh" ? `${cp}/meshes/${name}` : `${cp}/meshes/${mesh}/${type.toLowerCase()}s/${name}`;
+    const existing = await fetch(url);
+    if (existing.status === 200 && (type !== "Mesh" || (await existing.json()).creationTime)) {
       console.log(`kept    ${type} ${mesh}/${name}`);
       continue;
     }

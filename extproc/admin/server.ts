@@ -1,8 +1,10 @@
 // The admin HTTP server: a tiny router (method + exact path) that features register routes on
-// (/metrics, /ready, /drain, /explain…). Bodies are size-limited; handler errors become 500 JSON.
+// (/metrics, /ready, /drain, /explain…), each with its access (admin/access.ts; local unless declared).
+// Bodies are size-limited; handler errors become 500 JSON; refused callers get 403 before any handler runs.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../log.js";
+import { type AdminAccess, checkAccess, DEFAULT_ACCESS } from "./access.js";
 
 export const ADMIN_MAX_BODY_BYTES = 1 << 20;
 
@@ -29,18 +31,45 @@ export function json(status: number, value: unknown, headers: Record<string, str
   return { status, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(value) + "\n" };
 }
 
-export class AdminServer {
-  private readonly routes = new Map<string, AdminHandler>();
-  private readonly server: Server;
+export interface AdminRouteInfo {
+  method: string;
+  path: string;
+  access: AdminAccess;
+}
 
-  constructor(private readonly log: Logger) {
+export interface AdminServerOptions {
+  /** Bearer token that opens `local` routes to non-loopback callers; empty: loopback only. */
+  adminToken?: string;
+}
+
+export class AdminServer {
+  private readonly routes = new Map<string, { handler: AdminHandler; access: AdminAccess }>();
+  private readonly server: Server;
+  private readonly adminToken: string;
+
+  constructor(
+    private readonly log: Logger,
+    options: AdminServerOptions = {},
+  ) {
+    this.adminToken = options.adminToken ?? "";
     this.server = createServer((req, res) => void this.handle(req, res));
     this.server.keepAliveTimeout = 5000;
   }
 
-  /** Registers a handler for METHOD + exact path (query string ignored for matching). */
-  route(method: string, path: string, handler: AdminHandler): void {
-    this.routes.set(`${method} ${path}`, handler);
+  /**
+   * Registers a handler for METHOD + exact path (query string ignored for matching). Without an
+   * `access` the route is `local`: only loopback peers or holders of the admin token reach it.
+   */
+  route(method: string, path: string, handler: AdminHandler, access: AdminAccess = DEFAULT_ACCESS): void {
+    this.routes.set(`${method} ${path}`, { handler, access });
+  }
+
+  /** Every registered route with its access (for tests and docs). */
+  listRoutes(): AdminRouteInfo[] {
+    return [...this.routes].map(([key, r]) => {
+      const [method, path] = key.split(" ") as [string, string];
+      return { method, path, access: r.access };
+    });
   }
 
   async listen(hostPort: string): Promise<AddressInfo> {
@@ -72,10 +101,15 @@ export class AdminServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://admin");
     const method = req.method ?? "GET";
-    const handler = this.routes.get(`${method} ${url.pathname}`);
+    const route = this.routes.get(`${method} ${url.pathname}`);
+    const verdict = route && checkAccess(route.access, { remoteAddress: req.socket.remoteAddress, authorization: req.headers.authorization }, this.adminToken);
     let reply: AdminReply;
     try {
-      if (!handler) {
+      if (verdict && !verdict.allowed) {
+        this.log.warn({ path: url.pathname, method, peer: req.socket.remoteAddress }, "admin request refused: not loopback and no admin token");
+        req.resume();
+        reply = json(403, { error: verdict.reason });
+      } else if (!route) {
         const allowed = [...this.routes.keys()].filter((k) => k.endsWith(` ${url.pathname}`)).map((k) => k.split(" ")[0]!);
         reply = allowed.length
           ? json(405, { error: `method ${method} not allowed on ${url.pathname}` }, { allow: allowed.join(", ") })
@@ -86,7 +120,7 @@ export class AdminServer {
           reply = json(413, { error: `request body larger than ${ADMIN_MAX_BODY_BYTES} bytes` });
         } else {
           const closed = new Promise<void>((resolve) => res.once("close", () => resolve()));
-          reply = await handler({ method, path: url.pathname, query: url.searchParams, headers: req.headers, body, closed });
+          reply = await route.handler({ method, path: url.pathname, query: url.searchParams, headers: req.headers, body, closed });
         }
       }
     } catch (err) {

@@ -1,12 +1,12 @@
 // `meshext control-plane`: run the embedded control plane (Kuma REST API for policies and dataplanes) until a signal.
 import { CONTROL_PLANE_FLAGS, type ControlPlaneConfig, isLoopback, loadControlPlaneConfig } from "../config/control-plane.js";
-import { ConfigError, formatHelp } from "../config/flags.js";
+import { ConfigError, formatHelp, pinnedKumaVersion } from "../config/flags.js";
 import { startControlPlane, type RunningControlPlane } from "../control-plane/server.js";
 import { createLogger, type Logger } from "../log.js";
 
 export const CONTROL_PLANE_USAGE = "meshext control-plane [flags]";
 export const CONTROL_PLANE_SUMMARY =
-  "Serves the Kuma REST API shape for MeshTrafficPermission, MeshFaultInjection, MeshRateLimit, MeshHTTPRoute and Dataplane, stored durably under --data-dir.";
+  "Serves the Kuma REST API shape for Mesh, MeshTrafficPermission, MeshFaultInjection, MeshRateLimit, MeshHTTPRoute, MeshService, MeshExternalService, MeshMultiZoneService and Dataplane (plus Kuma's inspect endpoints), stored durably under --data-dir.";
 
 /** Starts the control plane from a resolved config; refuses a non-loopback listener without a token. */
 export async function startFromConfig(config: ControlPlaneConfig, log: Logger): Promise<RunningControlPlane> {
@@ -21,6 +21,7 @@ export async function startFromConfig(config: ControlPlaneConfig, log: Logger): 
       offlineTimeoutMs: config.offlineTimeoutMs,
       offlineGcAgeMs: config.offlineGcAgeMs,
       limits: { maxBodyBytes: config.maxBodyBytes },
+      kumaVersion: pinnedKumaVersion(config.kumaVersion),
     },
     log.child({ component: "control-plane" }),
   );

@@ -5,7 +5,7 @@ import { formatHelp } from "../config/flags.js";
 import { formatFailure } from "../inject/failure.js";
 import { injectText } from "../inject/injector.js";
 import { type ContainerPatchSource, controlPlaneSource, loadPatchDir, NO_PATCHES, PatchSourceError } from "../inject/patch-source.js";
-import { renderSidecar } from "../inject/render.js";
+import { renderSidecars } from "../inject/render.js";
 import { INJECT_FLAGS, type InjectSettings, loadInjectSettings } from "../inject/settings.js";
 
 const USAGE = "meshext inject [-f FILE] [--patches DIR | --control-plane URL] [flags]";
@@ -42,7 +42,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     process.stderr.write(`meshext inject: ${message}\n`);
     return 1;
   }
-  const outcome = await injectText(text, renderSidecar(settings), settings.defaultPatches, source);
+  const outcome = await injectText(text, renderSidecars(settings), settings.defaultPatches, source);
   if (!outcome.ok) {
     process.stderr.write(`meshext inject: ${formatFailure(outcome.failure)}\n`);
     return 1;

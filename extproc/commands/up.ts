@@ -3,7 +3,7 @@
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { CONTROL_PLANE_FLAGS, loadControlPlaneConfig } from "../config/control-plane.js";
-import { formatHelp } from "../config/flags.js";
+import { formatHelp, pinnedKumaVersion } from "../config/flags.js";
 import { loadSidecarConfig, SIDECAR_FLAGS, type SidecarConfig } from "../config/sidecar.js";
 import { hasNoPolicies, seedFromDir } from "../control-plane/seed.js";
 import { installDrain } from "../drain/install.js";
@@ -44,7 +44,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const stateDir = join(cpConfig.dataDir, "..");
 
   const cp = await startFromConfig(cpConfig, log);
-  if (hasNoPolicies(cp.store)) await seedFromDir(cp.store, SAMPLE_POLICIES_DIR, log.child({ component: "seed" }));
+  if (hasNoPolicies(cp.store)) await seedFromDir(cp.store, SAMPLE_POLICIES_DIR, log.child({ component: "seed" }), pinnedKumaVersion(cpConfig.kumaVersion));
 
   const config = upSidecarConfig(sidecarBase, cp.url, cpConfig.token, stateDir);
   let sidecar;
@@ -62,8 +62,15 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   return result.exitCode;
 }
 
+/** A sanitized x-forwarded-client-cert as Envoy sets it on an mTLS inbound: the client's SPIFFE ID in `URI=`. */
+export const demoXfcc = (serviceAccount: string) => `By=spiffe://default.z1.mesh.local/ns/demo/sa/demo-app;URI=spiffe://default.z1.mesh.local/ns/shop/sa/${serviceAccount}`;
+
 function banner(cpUrl: string, grpc: string, admin: string, dataDir: string, config: SidecarConfig): string {
-  const explain = `'{"direction":"inbound","method":"GET","path":"/","client":{"tags":{"kuma.io/service":"web"}}}'`;
+  const explain = (sa: string) => `'{"headers":{"x-forwarded-client-cert":"${demoXfcc(sa)}"}}'`;
+  const denyWeb =
+    "$'type: MeshTrafficPermission\\nname: deny-web\\nmesh: default\\nspec:\\n  targetRef: {kind: Dataplane, name: " +
+    config.dataplaneName +
+    "}\\n  rules:\\n    - default:\\n        deny: [{spiffeID: {type: Exact, value: \"spiffe://default.z1.mesh.local/ns/shop/sa/web\"}}]\\n'";
   return [
     "",
     "meshext is up.",
@@ -72,11 +79,11 @@ function banner(cpUrl: string, grpc: string, admin: string, dataDir: string, con
     `  sidecar admin                  http://${admin}   (/metrics /ready /drain /explain)`,
     `  this dataplane                 ${config.mesh}/${config.dataplaneName} (${config.dataplaneTags})`,
     "",
-    "Try it:",
+    "Try it (the samples follow Kuma 2.14: mesh mTLS on, a SPIFFE-based MeshTrafficPermission for this dataplane):",
     `  curl -s ${cpUrl}/meshes/default/meshtrafficpermissions | head -40`,
-    `  curl -s ${cpUrl}/meshes/default/dataplanes`,
-    `  curl -s -XPOST http://${admin}/explain -d ${explain}`,
-    `  curl -s -XPUT ${cpUrl}/meshes/default/meshtrafficpermissions/deny-web -H 'content-type: application/yaml' --data-binary $'type: MeshTrafficPermission\\nname: deny-web\\nmesh: default\\nspec:\\n  targetRef: {kind: Mesh}\\n  from:\\n    - targetRef: {kind: MeshService, name: web}\\n      default: {action: Deny}\\n'`,
+    `  curl -s ${cpUrl}/meshes/default/dataplanes/${config.dataplaneName}/_rules`,
+    `  curl -s -XPOST http://${admin}/explain -d ${explain("web")}`,
+    `  curl -s -XPUT ${cpUrl}/meshes/default/meshtrafficpermissions/deny-web -H 'content-type: application/yaml' --data-binary ${denyWeb}`,
     "  …then the /explain call again: the decision follows within a second (long-poll).",
     "Ctrl-C drains the sidecar, deregisters its dataplane and stops the control plane.",
     config.envoyAdmin

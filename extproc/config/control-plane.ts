@@ -1,5 +1,6 @@
 // The embedded control plane's settings: one table of flags with their defaults, and the typed config.
-import { type FlagSpec, type FlagValues, type ParsedArgs, resolveFlags } from "./flags.js";
+import { DEFAULT_KUMA_VERSION } from "../kuma-rest/kuma-version.js";
+import { type FlagSpec, type FlagValues, type ParsedArgs, resolveFlags, pinnedKumaVersion } from "./flags.js";
 
 export const CONTROL_PLANE_FLAGS = [
   { key: "config", flag: "config", type: "path", default: "", help: "YAML or JSON file of flag values (keys are flag names)." },
@@ -8,6 +9,7 @@ export const CONTROL_PLANE_FLAGS = [
   { key: "token", flag: "token", type: "string", default: "", help: "When set, every write (PUT, DELETE, heartbeat) needs Authorization: Bearer <token>." },
   { key: "offlineTimeoutMs", flag: "offline-timeout", type: "duration", default: 30000, min: 100, help: "A dataplane without a heartbeat for this long is offline." },
   { key: "offlineGcAgeMs", flag: "offline-gc-age", type: "duration", default: 72 * 3_600_000, min: 100, help: "Offline dataplanes last seen longer ago than this are deleted (Kuma's dataplaneCleanupAge)." },
+  { key: "kumaVersion", flag: "kuma-version", type: "string", default: DEFAULT_KUMA_VERSION, help: "Kuma release whose policy semantics and validation this control plane follows (2.5 to 2.14); reported as basedOnKuma by GET /." },
   { key: "maxBodyBytes", flag: "max-body-bytes", type: "int", default: 1 << 20, min: 1024, help: "Largest accepted request body, in bytes." },
   { key: "logLevel", flag: "log-level", type: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"], default: "info", help: "Log level of the JSON log lines on stdout." },
 ] as const satisfies readonly FlagSpec[];
@@ -19,6 +21,7 @@ export type ControlPlaneConfig = FlagValues<typeof CONTROL_PLANE_FLAGS>;
 export function loadControlPlaneConfig(argv: readonly string[], env: NodeJS.ProcessEnv): { config: ControlPlaneConfig; parsed: ParsedArgs } {
   const parsed = resolveFlags(CONTROL_PLANE_FLAGS, argv, env);
   const config = parsed.values as ControlPlaneConfig;
+  pinnedKumaVersion(config.kumaVersion);
   return { config, parsed };
 }
 

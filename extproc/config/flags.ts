@@ -2,9 +2,10 @@
 // environment variable and help; resolve() merges defaults < config file < env < argv.
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
+import { type KumaVersion, parseKumaVersion } from "../kuma-rest/kuma-version.js";
 import { parseDurationMs } from "./duration.js";
 
-export type FlagType = "string" | "int" | "duration" | "bool" | "hostport" | "url" | "enum" | "path";
+export type FlagType = "string" | "int" | "ratio" | "duration" | "bool" | "hostport" | "url" | "enum" | "path";
 
 export interface FlagSpec {
   /** Key in the resolved config object (camelCase). */
@@ -30,8 +31,8 @@ export class ConfigError extends Error {
 
 export type Resolved = Record<string, string | number | boolean>;
 
-/** The value type a spec resolves to: numbers for int and duration (ms), booleans, enum literals, else strings. */
-type ValueOf<S extends FlagSpec> = S["type"] extends "int" | "duration" ? number : S["type"] extends "bool" ? boolean : S extends { values: readonly (infer V)[] } ? V : string;
+/** The value type a spec resolves to: numbers for int, ratio and duration (ms), booleans, enum literals, else strings. */
+type ValueOf<S extends FlagSpec> = S["type"] extends "int" | "ratio" | "duration" ? number : S["type"] extends "bool" ? boolean : S extends { values: readonly (infer V)[] } ? V : string;
 
 /** The typed object a flag table resolves to: one field per spec, named by its key. */
 export type FlagValues<Specs extends readonly FlagSpec[]> = { [S in Specs[number] as S["key"]]: ValueOf<S> };
@@ -55,6 +56,11 @@ function coerce(spec: FlagSpec, raw: unknown, source: string): string | number |
       const n = typeof text === "number" ? text : Number(text);
       if (!Number.isInteger(n)) throw new ConfigError(`${where}: expected an integer, got ${JSON.stringify(raw)}`);
       if (spec.min !== undefined && n < spec.min) throw new ConfigError(`${where}: must be at least ${spec.min}, got ${n}`);
+      return n;
+    }
+    case "ratio": {
+      const n = typeof text === "number" ? text : text === "" ? NaN : Number(text);
+      if (!Number.isFinite(n) || n < 0 || n > 1) throw new ConfigError(`${where}: expected a number from 0 to 1, got ${JSON.stringify(raw)}`);
       return n;
     }
     case "duration": {
@@ -199,6 +205,12 @@ function showDefault(spec: FlagSpec): string {
   return String(spec.default);
 }
 
+/** resolveFlags, typed by the table: the values as that table's FlagValues. */
+export function resolveConfig<Specs extends readonly FlagSpec[]>(specs: Specs, argv: readonly string[], env: NodeJS.ProcessEnv): { config: FlagValues<Specs>; parsed: ParsedArgs } {
+  const parsed = resolveFlags(specs, argv, env);
+  return { config: parsed.values as FlagValues<Specs>, parsed };
+}
+
 export function formatDurationMs(ms: number): string {
   if (ms % 3_600_000 === 0 && ms > 0) return `${ms / 3_600_000}h`;
   if (ms % 60_000 === 0 && ms > 0) return `${ms / 60_000}m`;
@@ -216,4 +228,12 @@ export function formatHelp(usage: string, summary: string, specs: readonly FlagS
   }
   lines.push("  -h, --help", "      Show this help.");
   return lines.join("\n") + "\n";
+}
+
+/** A `--kuma-version` value as a supported minor; "" (auto-detect) gives undefined; anything else is a ConfigError. */
+export function pinnedKumaVersion(raw: string): KumaVersion | undefined {
+  if (raw.trim() === "") return undefined;
+  const parsed = parseKumaVersion(raw);
+  if ("error" in parsed) throw new ConfigError(`--kuma-version: ${parsed.error}`);
+  return parsed.version;
 }

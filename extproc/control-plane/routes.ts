@@ -1,14 +1,20 @@
 // The Kuma REST shape over the store: list (paged, filtered, ETag + long-poll), get, PUT, DELETE for the
-// supported policy kinds and Dataplanes, across meshes and per mesh, plus the dataplane heartbeat; global
-// types (ContainerPatch) are handed to global-routes.ts.
+// policy kinds, service resources and Dataplanes, across meshes and per mesh, plus the dataplane heartbeat,
+// the API root and /_resources; Meshes go to mesh-routes.ts, other global types (ContainerPatch) to
+// global-routes.ts, the inspect endpoints to inspect-routes.ts.
 import { timingSafeEqual } from "node:crypto";
-import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES, globalTypeByPlural, type Resource, type ResourceType, typeByPlural } from "../kuma-rest/resources.js";
+import { hostname } from "node:os";
+import { type KumaVersion, referenceRelease } from "../kuma-rest/kuma-version.js";
+import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES, globalTypeByPlural, POLICY_TYPES, type Resource, type ResourceType, typeByPlural } from "../kuma-rest/resources.js";
+import { dataplaneRules, policyDataplanes } from "./inspect-routes.js";
+import { validatePolicyObject } from "../policy/parse.js";
 import type { DataplaneRegistry } from "./dataplanes.js";
 import { routeGlobal } from "./global-routes.js";
 import { ApiError, badRequest, invalidResource, methodNotAllowed, notFound, unauthorized } from "./problems.js";
 import { parseYamlSafe, decodeUtf8, type BodyLimits } from "./safety.js";
 import type { ResourceStore } from "./store.js";
-import { listReply, pageReply } from "./paging.js";
+import { listReply } from "./paging.js";
+import { routeMeshes } from "./mesh-routes.js";
 import { nameViolations, validateResource } from "./validate.js";
 import type { ChangeNotifier } from "./watch.js";
 
@@ -34,7 +40,10 @@ export interface RouteContext {
   notifier: ChangeNotifier;
   token: string;
   limits: BodyLimits;
+  /** meshext's own version (`version` in `GET /`). */
   version: string;
+  /** The Kuma release whose semantics this control plane follows (`basedOnKuma` in `GET /`). */
+  kumaVersion: KumaVersion;
 }
 
 const WRITE_METHODS = new Set(["PUT", "DELETE", "POST"]);
@@ -46,8 +55,7 @@ export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiRepl
 
   if (seg.length === 0) return only(req, ["GET"], () => ({ status: 200, body: index(ctx) }));
   if (seg.length === 1 && seg[0] === "_resources") return only(req, ["GET"], () => ({ status: 200, body: resourceTypes() }));
-  if (seg[0] === "meshes" && seg.length === 1) return only(req, ["GET"], () => listMeshes(ctx, req));
-  if (seg[0] === "meshes" && seg.length === 2) return only(req, ["GET"], () => getMesh(ctx, seg[1]!));
+  if (seg[0] === "meshes" && seg.length <= 2) return routeMeshes(ctx, req, seg[1]);
   const global = seg.length <= 2 ? globalTypeByPlural(seg[0]!) : undefined;
   if (global) return routeGlobal(ctx, req, global, seg[1]);
   if (seg.length === 1) {
@@ -68,6 +76,10 @@ export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiRepl
       );
     }
     if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_heartbeat") return only(req, ["POST"], () => heartbeat(ctx, req, mesh, name));
+    if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_rules") return only(req, ["GET"], () => dataplaneRules(ctx, mesh, name));
+    if (seg.length === 6 && POLICY_TYPES.includes(type) && seg[4] === "_resources" && seg[5] === "dataplanes") {
+      return only(req, ["GET"], () => policyDataplanes(ctx, req, type, mesh, name));
+    }
   }
   throw notFound(`no such endpoint: ${path}`);
 }
@@ -84,27 +96,31 @@ function requireToken(token: string, header: string | string[] | undefined): voi
   if (given.length !== want.length || !timingSafeEqual(given, want)) throw unauthorized();
 }
 
+/**
+ * Kuma's Index (`GET /`): `version` is meshext's own, `basedOnKuma` the Kuma release whose semantics it
+ * emulates — what a sidecar's version detection reads, as for any Kuma distribution.
+ */
 function index(ctx: RouteContext) {
-  return { product: "meshext", tagline: "meshext embedded control plane", version: ctx.version, basedOnKuma: "2.6", apiShape: "Kuma REST (universal)" };
-}
-
-function resourceTypes() {
   return {
-    resources: [
-      ...ALL_TYPES.map((t) => ({ name: t.kind, scope: "Mesh", path: t.plural, readOnly: false, singularDisplayName: t.kind })),
-      ...GLOBAL_TYPES.map((t) => ({ name: t.kind, scope: "Global", path: t.plural, readOnly: false, singularDisplayName: t.kind })),
-    ],
+    hostname: hostname(),
+    product: "meshext",
+    version: ctx.version,
+    basedOnKuma: referenceRelease(ctx.kumaVersion),
+    instanceId: `meshext-${hostname()}`,
+    clusterId: "",
+    gui: "",
+    tagline: "meshext embedded control plane",
   };
 }
 
-function listMeshes(ctx: RouteContext, req: ApiRequest): ApiReply {
-  const items = ctx.store.meshes().map((name) => ({ type: "Mesh", name }));
-  return pageReply(req, items as unknown as Resource[]);
-}
-
-function getMesh(ctx: RouteContext, mesh: string): ApiReply {
-  if (!ctx.store.meshes().includes(mesh)) throw notFound(`mesh ${mesh} not found`);
-  return { status: 200, body: { type: "Mesh", name: mesh } };
+/** Kuma's `GET /_resources` (pkg/api-server/mappers/resource_type_description.go @v2.14.3), sorted by name. */
+function resourceTypes() {
+  const describe = (t: ResourceType, scope: "Mesh" | "Global") => {
+    const { policy, ...d } = t.describe!;
+    return { name: t.kind, scope, readOnly: false, path: t.plural, ...d, ...(policy ? { policy } : {}) };
+  };
+  const resources = [...ALL_TYPES.map((t) => describe(t, "Mesh")), ...GLOBAL_TYPES.map((t) => describe(t, "Global"))];
+  return { resources: resources.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) };
 }
 
 function viewOf(ctx: RouteContext, type: ResourceType, r: Resource): Resource {
@@ -125,12 +141,14 @@ async function put(ctx: RouteContext, req: ApiRequest, type: ResourceType, mesh:
   const pathViolations = [...nameViolations("mesh", mesh), ...nameViolations("name", name)];
   if (pathViolations.length) throw badRequest("invalid mesh or name in the URL", pathViolations);
   const doc = parseYamlSafe(decodeUtf8(await req.body()), ctx.limits);
-  const violations = validateResource(type, mesh, name, doc);
+  const violations = validateResource(type, mesh, name, doc, ctx.kumaVersion);
   if (violations.length) throw invalidResource(violations);
   const resource = { ...(doc as Record<string, unknown>), type: type.kind, mesh, name } as Resource;
   const { created, resource: stored } =
     type === DATAPLANE_TYPE ? await ctx.dataplanes.register(mesh, name, resource) : await ctx.store.put(type, stripServerFields(resource));
-  return { status: created ? 201 : 200, body: stored };
+  const warnings = POLICY_TYPES.includes(type) ? (validatePolicyObject(resource, ctx.kumaVersion).policy?.warnings ?? []) : [];
+  // Kuma's PUT answers {warnings: [...]} (deprecations); ours is the stored resource, with the warnings beside it.
+  return { status: created ? 201 : 200, body: warnings.length ? { ...stored, warnings: warnings.map((w) => `${w.field}: ${w.message}`) } : stored };
 }
 
 /** Server-owned metadata in a PUT body is ignored (Kuma does the same). */

@@ -2,6 +2,7 @@
 // dataplane lifecycle and long-poll notifier to the Kuma-shaped routes.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { DEFAULT_KUMA_VERSION, type KumaVersion } from "../kuma-rest/kuma-version.js";
 import type { Logger } from "../log.js";
 import { DataplaneRegistry } from "./dataplanes.js";
 import { ApiError } from "./problems.js";
@@ -23,6 +24,8 @@ export interface ControlPlaneOptions {
   offlineGcAgeMs?: number;
   limits?: Partial<BodyLimits>;
   version?: string;
+  /** The Kuma release this control plane emulates (reported as `basedOnKuma`). @default "2.14" */
+  kumaVersion?: KumaVersion;
 }
 
 export interface RunningControlPlane {
@@ -54,6 +57,7 @@ export async function startControlPlane(opts: ControlPlaneOptions, log: Logger):
     token: opts.token ?? "",
     limits: { ...DEFAULT_BODY_LIMITS, ...opts.limits },
     version: opts.version ?? "0.1.0",
+    kumaVersion: opts.kumaVersion ?? DEFAULT_KUMA_VERSION,
   };
   const server = createServer((req, res) => void handle(ctx, log, req, res));
   server.keepAliveTimeout = 5000;

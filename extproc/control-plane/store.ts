@@ -59,9 +59,9 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
     return this.byKind.get(kind)?.get(`${mesh}/${name}`);
   }
 
-  /** Meshes that hold at least one resource, plus "default". */
+  /** Stored Mesh resources, meshes that hold at least one resource, and "default". */
   meshes(): string[] {
-    const names = new Set(["default"]);
+    const names = new Set(["default", ...(this.globalByKind.get("Mesh")?.keys() ?? [])]);
     for (const m of this.byKind.values()) for (const r of m.values()) names.add(r.mesh);
     return [...names].sort(cmp);
   }
@@ -157,8 +157,9 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
 
   private async load(): Promise<void> {
     const meshesDir = join(this.dataDir, "meshes");
-    for (const mesh of await readdir(meshesDir)) {
-      if (!NAME_PATTERN.test(mesh)) continue;
+    for (const entry of await readdir(meshesDir, { withFileTypes: true })) {
+      const mesh = entry.name;
+      if (!entry.isDirectory() || !NAME_PATTERN.test(mesh)) continue; // meshes/<name>.yaml files are the Mesh resources
       for (const type of ALL_TYPES) {
         await this.loadDir(type, mesh, join(meshesDir, mesh, type.plural), this.byKind.get(type.kind)! as Map<string, GlobalResource>);
       }

@@ -1,9 +1,12 @@
 // What a PUT body must satisfy: the policy engine's own validator for policies and the inject command's own
-// ContainerPatch parser (the ones the clients run, so server and client never disagree), a Dataplane check,
-// and URL/body agreement.
+// ContainerPatch parser (the ones the clients run, so server and client never disagree), the Mesh and
+// service-resource validators the sidecar also runs, a Dataplane check, and URL/body agreement.
 import { parseContainerPatch } from "../inject/container-patch.js";
+import type { KumaVersion } from "../policy/kuma-version.js";
 import { validatePolicyObject } from "../policy/parse.js";
-import { CONTAINER_PATCH_TYPE, DATAPLANE_TYPE, NAME_PATTERN, type ResourceType } from "../kuma-rest/resources.js";
+import { meshViolations } from "../kuma-rest/mesh-resource.js";
+import { CONTAINER_PATCH_TYPE, DATAPLANE_TYPE, MESH_TYPE, NAME_PATTERN, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
+import { serviceResourceViolations } from "../kuma-rest/service-resources.js";
 import type { Violation } from "./problems.js";
 
 type Obj = Record<string, unknown>;
@@ -16,21 +19,22 @@ export function nameViolations(field: string, value: string): Violation[] {
     : [{ field, message: "must be 1-253 characters of letters, digits, '.', '_' or '-', starting and ending with a letter or digit" }];
 }
 
-/** Every violation of a resource PUT at /meshes/{mesh}/{type.plural}/{name}; empty means valid. */
-export function validateResource(type: ResourceType, mesh: string, name: string, doc: unknown): Violation[] {
+/** Every violation of a resource PUT at /meshes/{mesh}/{type.plural}/{name} (policies by `kumaVersion`'s rules); empty means valid. */
+export function validateResource(type: ResourceType, mesh: string, name: string, doc: unknown, kumaVersion?: KumaVersion): Violation[] {
   if (!isObj(doc)) return [{ field: "", message: "must be a mapping with type, mesh, name" }];
   const out: Violation[] = [];
   if (doc.type !== type.kind) out.push({ field: "type", message: `must be ${type.kind} at /meshes/{mesh}/${type.plural}` });
   if (doc.mesh !== undefined && doc.mesh !== mesh) out.push({ field: "mesh", message: "mesh from the URL has to be the same as in body" });
   if (doc.name !== name) out.push({ field: "name", message: "name from the URL has to be the same as in body" });
   if (type === DATAPLANE_TYPE) return [...out, ...dataplaneViolations(doc)];
-  const { violations } = validatePolicyObject({ ...doc, mesh });
+  const { violations } = SERVICE_TYPES.includes(type) ? { violations: serviceResourceViolations(type.kind, doc) } : validatePolicyObject({ ...doc, mesh }, kumaVersion);
   const seen = new Set(out.map((v) => v.field));
   return [...out, ...violations.filter((v) => !seen.has(v.field))];
 }
 
 /** Every violation of a global resource PUT at /{type.plural}/{name}; empty means valid. */
 export function validateGlobalResource(type: ResourceType, name: string, doc: unknown): Violation[] {
+  if (type === MESH_TYPE) return meshViolations(name, doc);
   if (type !== CONTAINER_PATCH_TYPE) return [{ field: "type", message: `${type.kind} cannot be written` }];
   return containerPatchViolations(name, doc);
 }

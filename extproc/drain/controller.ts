@@ -1,11 +1,12 @@
-// The drain state machine SERVING → DRAINING → EXITING → DONE. Pure: clock, timers and every side
-// effect are injected; it imports nothing from node:, HTTP, gRPC or prom-client.
+// The drain state machine SERVING → DRAINING → EXITING → DONE, in three modes: a timed drain (SIGTERM,
+// POST /drain), drain-forever (SIGUSR2, a native sidecar's preStop) and quit (a Job's explicit exit).
+// Pure: clock, timers and every side effect are injected (step-runner.ts does the bounding and sleeping).
 //
-// Why this order (kuma-dp run.go since PR #4229, plus the gaps in reference/graceful-drain.md §3.5):
+// Why this order (kuma-dp run.go since kumahq/kuma PR #4229, plus the gaps it leaves; docs/drain.md "Why this order"):
 //  1. Our own /ready (503), gRPC health (NOT_SERVING) and /drain (draining) flip first and
 //     synchronously: they are local, cannot fail, and the wasm filter and health checkers see them at once.
 //  2. Envoy `/healthcheck/fail` next: Envoy's drain state is the only thing that makes it send
-//     `Connection: close` on HTTP/1 and GOAWAY on HTTP/2 (a filter cannot, §2.4), so keep-alive
+//     `Connection: close` on HTTP/1 and GOAWAY on HTTP/2 (a filter header alone cannot), so keep-alive
 //     clients reconnect elsewhere. Envoy keeps accepting and serving meanwhile: nothing is refused.
 //  3. The control plane hears "draining" after Envoy already pushes clients away, so a client that
 //     still picks us while endpoints propagate is served, then told to go.
@@ -19,95 +20,36 @@
 //     last because Envoy's ext_proc filter calls them until Envoy is gone.
 // Every step is bounded: the wait never runs past its deadline whatever Envoy or the control plane do.
 
-export type DrainPhase = "serving" | "draining" | "exiting" | "done";
+// Drain-forever (Kuma PR #9904): steps 1–3 as above, with /drain_listeners?inboundonly&graceful&skip_exit,
+// then no deadline: the app keeps being served until kubelet's SIGTERM, which goes straight to step 5.
+import { StepRunner } from "./step-runner.js";
+import { FORCED_EXIT_CODE, type DrainClock, type DrainEffects, type DrainLog, type DrainMode, type DrainOptions, type DrainPhase, type DrainResult, type DrainSnapshot } from "./types.js";
 
-/** What the controller does to the world; each may fail or hang, the controller bounds and logs it. */
-export interface DrainEffects {
-  /** /ready answers 503 from now on. */
-  setReady(ready: false): void;
-  /** gRPC health answers NOT_SERVING from now on. */
-  setHealthNotServing(): void;
-  /** Envoy admin POST /healthcheck/fail. */
-  failEnvoyHealthchecks(): Promise<void>;
-  /** Envoy admin POST /drain_listeners?graceful&inboundonly (only with the drainListeners option). */
-  drainListeners(): Promise<void>;
-  /** Control plane: this dataplane is draining. */
-  markDraining(): Promise<void>;
-  /** Downstream requests active on Envoy's inbound listener; undefined when unknown. */
-  readInflight(): Promise<number | undefined>;
-  /** Control plane: remove this dataplane. */
-  deregister(): Promise<void>;
-  /** Stop Envoy if we started it (no-op otherwise); resolves when it has exited. */
-  stopEnvoy(): Promise<void>;
-  /** Close our own servers (gRPC, admin). */
-  closeServers(): Promise<void>;
-}
+export { FORCED_EXIT_CODE };
 
-export interface DrainClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+export type { DrainClock, DrainEffects, DrainLog, DrainMode, DrainOptions, DrainPhase, DrainResult, DrainSnapshot } from "./types.js";
 
-export interface DrainLog {
-  info(fields: Record<string, unknown>, msg: string): void;
-  warn(fields: Record<string, unknown>, msg: string): void;
-}
+export type SignalOutcome = "start" | "forever" | "hurry" | "force" | "ignored";
 
-export interface DrainOptions {
-  /** Minimum time to stay draining, ms. */
-  drainMinMs: number;
-  /** Maximum time to stay draining (the deadline), ms. */
-  drainTimeMs: number;
-  /** Also call Envoy's /drain_listeners. @default false */
-  drainListeners?: boolean;
-  /** Interval between in-flight reads once the minimum has passed, ms. @default 200 */
-  pollIntervalMs?: number;
-  /** Bound on each Envoy / control-plane call, ms (also clipped to the deadline while draining). @default 2000 */
-  callTimeoutMs?: number;
-  /** Bound on stopping Envoy and on closing our servers, ms. @default 10000 */
-  stopTimeoutMs?: number;
-}
-
-/** Exit code after a third signal: drain abandoned (as kuma-dp's os.Exit(1)). */
-export const FORCED_EXIT_CODE = 1;
-
-export interface DrainResult {
-  exitCode: number;
-  /** True when a third signal cut everything short. */
-  forced: boolean;
-}
-
-export interface DrainSnapshot {
-  phase: DrainPhase;
-  /** When draining started (epoch ms), or undefined while serving. */
-  sinceMs: number | undefined;
-  /** When the wait ends at the latest (epoch ms). */
-  deadlineMs: number | undefined;
-  /** When the drain finished (after deregistration), epoch ms. */
-  drainedAtMs: number | undefined;
-  /** Last in-flight reading taken before the exit steps. */
-  inflightAtExit: number | undefined;
-}
-
-export type SignalOutcome = "start" | "hurry" | "force" | "ignored";
-
-type Outcome = "ok" | "failed" | "timeout" | "cut short";
+/** Kuma's drain-forever signal (kuma-dp, PR #9904). */
+export const DRAIN_FOREVER_SIGNAL = "SIGUSR2";
 
 const NO_LOG: DrainLog = { info() {}, warn() {} };
 
 export class DrainController {
   private phaseNow: DrainPhase = "serving";
+  private modeNow: DrainMode | undefined;
   private signals = 0;
   private sinceMs: number | undefined;
   private deadlineMs: number | undefined;
   private drainedAtMs: number | undefined;
   private inflightAtExit: number | undefined;
   private hurried = false;
-  private readonly hurryWaiters = new Set<() => void>();
+  private quitRequested = false;
   private resolveDone!: (r: DrainResult) => void;
   private resolveDrained!: () => void;
   private readonly opts: Required<DrainOptions>;
+  private readonly steps: StepRunner;
 
   /** Resolves when the process should exit, with its exit code. */
   readonly done: Promise<DrainResult>;
@@ -120,9 +62,10 @@ export class DrainController {
     private readonly clock: DrainClock,
     private readonly log: DrainLog = NO_LOG,
   ) {
-    this.opts = { drainListeners: false, pollIntervalMs: 200, callTimeoutMs: 2000, stopTimeoutMs: 10_000, ...options };
+    this.opts = { drainListeners: false, pollIntervalMs: 200, callTimeoutMs: 2000, stopTimeoutMs: 10_000, exitOnSignal: false, ...options };
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.drained = new Promise((resolve) => (this.resolveDrained = resolve));
+    this.steps = new StepRunner(clock, log, () => this.isDone(), () => this.elapsedMs());
   }
 
   get phase(): DrainPhase {
@@ -132,6 +75,7 @@ export class DrainController {
   snapshot(): DrainSnapshot {
     return {
       phase: this.phaseNow,
+      mode: this.modeNow,
       sinceMs: this.sinceMs,
       deadlineMs: this.deadlineMs,
       drainedAtMs: this.drainedAtMs,
@@ -139,28 +83,37 @@ export class DrainController {
     };
   }
 
-  /** Starts the drain sequence; idempotent (later calls return the same completion). */
+  /** Starts the timed drain; idempotent (later calls, of any mode, return the same completion). */
   start(trigger: string): Promise<DrainResult> {
-    if (this.phaseNow !== "serving") return this.done;
-    this.phaseNow = "draining";
-    this.sinceMs = this.clock.now();
-    this.deadlineMs = this.sinceMs + this.opts.drainTimeMs;
-    this.log.info(
-      { step: "start", trigger, drainMinMs: this.opts.drainMinMs, drainTimeMs: this.opts.drainTimeMs, deadline: new Date(this.deadlineMs).toISOString() },
-      "drain started",
-    );
-    void this.run();
+    return this.enter("drain", trigger);
+  }
+
+  /**
+   * Drain-forever: fail health checks, drain inbound listeners without exiting, tell the control
+   * plane, then wait for a signal with no deadline. A no-op once any drain has started.
+   */
+  drainForever(trigger: string): Promise<DrainResult> {
+    return this.enter("forever", trigger);
+  }
+
+  /**
+   * The explicit exit (a Job's app is done): from serving, skip Envoy's drain and the wait; from a
+   * drain, cut it short. Either way Envoy is told to exit too (quitEnvoy), and the process exits 0.
+   */
+  quit(trigger: string): Promise<DrainResult> {
+    this.quitRequested = true;
+    if (this.phaseNow === "serving") return this.enter("exit", trigger);
+    this.hurry(trigger);
     return this.done;
   }
 
-  /** Cuts the wait short and goes to the exit steps (second signal). */
+  /** Cuts the wait short and goes to the exit steps (second signal; any signal while draining forever). */
   hurry(reason: string): void {
     if (this.phaseNow !== "draining" || this.hurried) return;
     this.hurried = true;
-    this.deadlineMs = Math.min(this.deadlineMs!, this.clock.now());
+    this.deadlineMs = Math.min(this.deadlineMs ?? Infinity, this.clock.now());
     this.log.info({ step: "hurry", reason, afterMs: this.elapsedMs() }, "drain cut short: going to the exit steps");
-    for (const wake of this.hurryWaiters) wake();
-    this.hurryWaiters.clear();
+    this.steps.wakeAll();
   }
 
   /** Gives up at once (third signal): done resolves with FORCED_EXIT_CODE. */
@@ -172,50 +125,84 @@ export class DrainController {
   }
 
   /**
-   * SIGTERM/SIGINT semantics, counted per signal: the first starts draining (a no-op when POST /drain
-   * already did, so a kubelet SIGTERM after a preStop never cuts the drain short), the second goes
-   * straight to the exit steps, the third exits at once.
+   * Signal semantics. SIGUSR2 enters drain-forever (not counted). SIGTERM/SIGINT are counted: the
+   * first starts draining (a no-op when POST /drain already did, so a kubelet SIGTERM after a preStop
+   * never cuts the drain short) — except while draining forever, where it goes straight to the exit
+   * steps; the second goes to the exit steps; the third exits at once. With exitOnSignal the first
+   * skips the drain (and Envoy's) and exits at once.
    */
   signal(name: string): SignalOutcome {
+    if (name === DRAIN_FOREVER_SIGNAL) {
+      const outcome: SignalOutcome = this.phaseNow === "serving" ? "forever" : "ignored";
+      this.log.info({ signal: name, outcome, phase: this.phaseNow }, `received ${name}: ${outcome}`);
+      if (outcome === "forever") void this.drainForever(name);
+      return outcome;
+    }
     this.signals += 1;
-    const outcome: SignalOutcome = this.phaseNow === "done" ? "ignored" : this.signals === 1 ? "start" : this.signals === 2 ? "hurry" : "force";
+    const first: SignalOutcome = this.modeNow === "forever" ? "hurry" : "start";
+    const outcome: SignalOutcome = this.phaseNow === "done" ? "ignored" : this.signals === 1 ? first : this.signals === 2 ? "hurry" : "force";
     this.log.info({ signal: name, count: this.signals, outcome, phase: this.phaseNow }, `received ${name}: ${outcome}`);
     const reason = `${name} #${this.signals}`;
-    if (outcome === "start") void this.start(name);
+    if (outcome === "start" && this.opts.exitOnSignal) void this.enter("exit", name);
+    else if (outcome === "start") void this.start(name);
     else if (outcome === "hurry") this.hurry(reason);
     else if (outcome === "force") this.force(reason);
     return outcome;
   }
 
-  private async run(): Promise<void> {
+  private enter(mode: DrainMode, trigger: string): Promise<DrainResult> {
+    if (this.phaseNow !== "serving") return this.done;
+    this.phaseNow = "draining";
+    this.modeNow = mode;
+    this.sinceMs = this.clock.now();
+    this.deadlineMs = mode === "drain" ? this.sinceMs + this.opts.drainTimeMs : mode === "exit" ? this.sinceMs : undefined;
+    const fields: Record<string, unknown> = { step: "start", mode, trigger };
+    if (mode === "drain") Object.assign(fields, { drainMinMs: this.opts.drainMinMs, drainTimeMs: this.opts.drainTimeMs, deadline: new Date(this.deadlineMs!).toISOString() });
+    this.log.info(fields, mode === "forever" ? "drain started: draining forever until SIGTERM" : mode === "exit" ? "exiting now, without a drain" : "drain started");
+    if (mode === "exit") this.hurried = true;
+    void this.run(mode);
+    return this.done;
+  }
+
+  private async run(mode: DrainMode): Promise<void> {
     // 1. local state: synchronous, cannot fail
-    await this.step("ready_503_health_not_serving", async () => {
+    await this.steps.step("ready_503_health_not_serving", async () => {
       this.effects.setReady(false);
       this.effects.setHealthNotServing();
     });
     // 2. Envoy's own drain; 3. control plane
     await this.drainingStep("envoy_healthcheck_fail", () => this.effects.failEnvoyHealthchecks());
-    if (this.opts.drainListeners) await this.drainingStep("envoy_drain_listeners", () => this.effects.drainListeners());
+    if (mode === "forever") await this.drainingStep("envoy_drain_listeners_forever", () => this.effects.drainListenersForever());
+    else if (this.opts.drainListeners) await this.drainingStep("envoy_drain_listeners", () => this.effects.drainListeners());
     await this.drainingStep("control_plane_draining", () => this.effects.markDraining());
-    // 4. wait
-    await this.wait();
+    // 4. wait (forever: until a signal)
+    if (mode === "forever") await this.waitForSignal();
+    else await this.wait();
     if (this.isDone()) return;
     this.phaseNow = "exiting";
     // 5. deregister
-    await this.step("control_plane_deregister", () => this.effects.deregister(), this.opts.callTimeoutMs);
+    await this.steps.step("control_plane_deregister", () => this.effects.deregister(), this.opts.callTimeoutMs);
     if (this.isDone()) return;
     this.drainedAtMs = this.clock.now();
     this.resolveDrained();
     // Let /drain?wait=true callers get their answer before the servers close.
-    await this.sleep(0);
+    await this.steps.sleep(0);
     // 6. stop Envoy, close servers, exit 0
-    await this.step("stop_envoy", () => this.effects.stopEnvoy(), this.opts.stopTimeoutMs);
+    if (this.quitRequested) await this.steps.step("quit_envoy", () => this.effects.quitEnvoy(), this.opts.stopTimeoutMs);
+    else await this.steps.step("stop_envoy", () => this.effects.stopEnvoy(), this.opts.stopTimeoutMs);
     if (this.isDone()) return;
-    await this.step("close_servers", () => this.effects.closeServers(), this.opts.stopTimeoutMs);
+    await this.steps.step("close_servers", () => this.effects.closeServers(), this.opts.stopTimeoutMs);
     if (this.isDone()) return;
     this.phaseNow = "done";
     this.log.info({ step: "exit", exitCode: 0, afterMs: this.elapsedMs() }, "drain complete");
     this.resolveDone({ exitCode: 0, forced: false });
+  }
+
+  /** Drain-forever's wait: no deadline, no polling; only a signal (or quit) ends it. */
+  private async waitForSignal(): Promise<void> {
+    while (!this.hurried && !this.isDone()) await this.steps.sleepUnlessHurried(Infinity);
+    if (this.isDone()) return;
+    this.log.info({ step: "wait", reason: "signal", afterMs: this.elapsedMs() }, "drain-forever over: signal");
   }
 
   /** Waits between drainMinMs and the deadline; leaves early on zero in-flight requests after the minimum. */
@@ -226,16 +213,16 @@ export class DrainController {
     for (;;) {
       if (this.isDone()) return;
       if (this.hurried) {
-        reason = "signal";
+        reason = this.modeNow === "exit" ? "exit" : "signal";
         break;
       }
       const now = this.clock.now();
       if (now >= this.deadlineMs!) break;
       if (now < minUntilMs) {
-        await this.sleepUnlessHurried(Math.min(minUntilMs, this.deadlineMs!) - now);
+        await this.steps.sleepUnlessHurried(Math.min(minUntilMs, this.deadlineMs!) - now);
         continue;
       }
-      const read = await this.bounded(() => this.effects.readInflight(), Math.min(this.opts.callTimeoutMs, this.remainingMs()));
+      const read = await this.steps.bounded(() => this.effects.readInflight(), Math.min(this.opts.callTimeoutMs, this.remainingMs()));
       if (read.outcome === "ok" && typeof read.value === "number") {
         this.inflightAtExit = read.value;
         if (read.value === 0) {
@@ -244,7 +231,7 @@ export class DrainController {
         }
       }
       const left = this.remainingMs();
-      if (left > 0) await this.sleepUnlessHurried(Math.min(this.opts.pollIntervalMs, left));
+      if (left > 0) await this.steps.sleepUnlessHurried(Math.min(this.opts.pollIntervalMs, left));
     }
     if (this.isDone()) return;
     this.log.info(
@@ -259,66 +246,12 @@ export class DrainController {
       this.log.info({ step: name, outcome: "skipped" }, `drain step ${name}: skipped`);
       return;
     }
-    await this.step(name, fn, Math.max(0, Math.min(this.opts.callTimeoutMs, this.remainingMs())), true);
+    await this.steps.step(name, fn, Math.max(0, Math.min(this.opts.callTimeoutMs, this.remainingMs())), true);
   }
 
-  private async step(name: string, fn: () => Promise<void>, timeoutMs?: number, cutByHurry = false): Promise<void> {
-    const t0 = this.clock.now();
-    const r = await this.bounded(fn, timeoutMs, cutByHurry);
-    if (this.isDone()) return;
-    const fields: Record<string, unknown> = { step: name, outcome: r.outcome, ms: this.clock.now() - t0, afterMs: this.elapsedMs() };
-    if (r.error !== undefined) fields.err = r.error instanceof Error ? r.error.message : String(r.error);
-    if (r.outcome === "ok") this.log.info(fields, `drain step ${name}: ok`);
-    else this.log.warn(fields, `drain step ${name}: ${r.outcome}`);
-  }
-
-  /** Runs fn, giving up after timeoutMs (if given) or on hurry (if asked); never throws. */
-  private bounded<T>(fn: () => Promise<T>, timeoutMs?: number, cutByHurry = false): Promise<{ outcome: Outcome; value?: T; error?: unknown }> {
-    return new Promise((resolve) => {
-      let settled = false;
-      let timer: unknown;
-      const finish = (r: { outcome: Outcome; value?: T; error?: unknown }) => {
-        if (settled) return;
-        settled = true;
-        if (timer !== undefined) this.clock.clearTimeout(timer);
-        this.hurryWaiters.delete(onHurry);
-        resolve(r);
-      };
-      const onHurry = () => finish({ outcome: "cut short" });
-      if (timeoutMs !== undefined) timer = this.clock.setTimeout(() => finish({ outcome: "timeout" }), timeoutMs);
-      if (cutByHurry) this.hurryWaiters.add(onHurry);
-      let p: Promise<T>;
-      try {
-        p = Promise.resolve(fn());
-      } catch (error) {
-        finish({ outcome: "failed", error });
-        return;
-      }
-      p.then(
-        (value) => finish({ outcome: "ok", value }),
-        (error: unknown) => finish({ outcome: "failed", error }),
-      );
-    });
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.clock.setTimeout(resolve, ms));
-  }
-
-  private sleepUnlessHurried(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        this.clock.clearTimeout(timer);
-        this.hurryWaiters.delete(wake);
-        resolve();
-      };
-      const timer = this.clock.setTimeout(wake, ms);
-      this.hurryWaiters.add(wake);
-    });
-  }
-
+  /** ms until the deadline; Infinity while draining forever (no deadline). */
   private remainingMs(): number {
-    return Math.max(0, this.deadlineMs! - this.clock.now());
+    return this.deadlineMs === undefined ? Infinity : Math.max(0, this.deadlineMs - this.clock.now());
   }
 
   private elapsedMs(): number | null {

@@ -3,7 +3,7 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 
-export type EnvoyAdminCall = "healthcheck_fail" | "drain_listeners" | "stats";
+export type EnvoyAdminCall = "healthcheck_fail" | "drain_listeners" | "stats" | "quit";
 
 export interface EnvoyAdminOptions {
   /** Base URL of Envoy admin, e.g. http://127.0.0.1:9901. */
@@ -39,6 +39,19 @@ export class EnvoyAdminClient {
   /** POST /drain_listeners?graceful&inboundonly: graceful drain of inbound listeners only. */
   async drainListeners(): Promise<void> {
     await this.call("drain_listeners", "POST", "/drain_listeners?graceful&inboundonly", this.opts.attempts);
+  }
+
+  /**
+   * POST /drain_listeners?inboundonly&graceful&skip_exit: drain inbound listeners gracefully and keep
+   * them (drain-forever). Needs the inbound listener's `traffic_direction: INBOUND`.
+   */
+  async drainListenersForever(): Promise<void> {
+    await this.call("drain_listeners", "POST", "/drain_listeners?inboundonly&graceful&skip_exit", this.opts.attempts);
+  }
+
+  /** POST /quitquitquit: Envoy exits (used when a Job's app is done and Envoy is not our child). */
+  async quit(): Promise<void> {
+    await this.call("quit", "POST", "/quitquitquit", this.opts.attempts);
   }
 
   /**

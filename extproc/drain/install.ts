@@ -25,6 +25,7 @@ export interface DrainHost {
 export type DrainSettings = Pick<
   SidecarConfig,
   "envoyAdmin" | "inboundStatPrefix" | "drainMinMs" | "drainTimeMs" | "drainListeners" | "envoyKillGraceMs"
+> & Partial<Pick<SidecarConfig, "exitOnSigterm">
 >;
 
 export interface InstallDrainOptions {
@@ -65,6 +66,7 @@ export function installDrain(host: DrainHost, settings: DrainSettings, options: 
     setHealthNotServing: () => host.health.setServing(false),
     failEnvoyHealthchecks: async () => envoy?.failHealthchecks(),
     drainListeners: async () => envoy?.drainListeners(),
+    drainListenersForever: async () => envoy?.drainListenersForever(),
     markDraining: () => lifecycle.markDraining(),
     readInflight: async () => {
       if (!envoy) return undefined;
@@ -80,6 +82,8 @@ export function installDrain(host: DrainHost, settings: DrainSettings, options: 
     },
     deregister: () => lifecycle.deregister(),
     stopEnvoy: async () => options.stopEnvoy?.(),
+    // Our child: stop it as usual. Someone else's (a classic pod's Envoy container): ask it to exit.
+    quitEnvoy: async () => (options.stopEnvoy ? options.stopEnvoy() : envoy?.quit()),
     closeServers: () => host.stop(options.serverCloseGraceMs ?? 2000),
   };
   controller = new DrainController(
@@ -90,10 +94,12 @@ export function installDrain(host: DrainHost, settings: DrainSettings, options: 
       drainListeners: settings.drainListeners,
       callTimeoutMs,
       stopTimeoutMs: settings.envoyKillGraceMs + 5000,
+      exitOnSignal: settings.exitOnSigterm ?? false,
     },
     clock,
     log,
   );
-  registerDrainRoutes(host.admin, controller);
+  // /drain/wait never holds a caller past the longest drain plus the exit steps.
+  registerDrainRoutes(host.admin, controller, settings.drainTimeMs + callTimeoutMs + settings.envoyKillGraceMs + 5000);
   return controller;
 }

@@ -7,7 +7,9 @@ import type { EnvoyAdminCall } from "./envoy-admin.js";
 export const DRAIN_METRIC = {
   draining: "meshext_sidecar_draining",
   durationSeconds: "meshext_sidecar_drain_duration_seconds",
+  deadlineTimestampSeconds: "meshext_sidecar_drain_deadline_timestamp_seconds",
   inflightAtExit: "meshext_sidecar_drain_inflight_requests_at_exit",
+  drainingForever: "meshext_sidecar_draining_forever",
   envoyAdminFailures: "meshext_sidecar_envoy_admin_failures_total",
 } as const;
 
@@ -27,12 +29,29 @@ export function registerDrainMetrics(registry: Registry, snapshot: () => DrainSn
     },
   });
   new Gauge({
+    name: DRAIN_METRIC.drainingForever,
+    help: "1 while the sidecar drains forever (SIGUSR2 or the native sidecar's preStop; it ends on SIGTERM), else 0.",
+    registers: [registry],
+    collect() {
+      const s = snapshot();
+      this.set(s.mode === "forever" && s.phase !== "serving" ? 1 : 0);
+    },
+  });
+  new Gauge({
     name: DRAIN_METRIC.durationSeconds,
     help: "Seconds spent draining so far, or until the drain completed.",
     registers: [registry],
     collect() {
       const s = snapshot();
       this.set(s.sinceMs === undefined ? 0 : ((s.drainedAtMs ?? nowMs()) - s.sinceMs) / 1000);
+    },
+  });
+  new Gauge({
+    name: DRAIN_METRIC.deadlineTimestampSeconds,
+    help: "Unix time by which the drain wait ends at the latest (--drain-time after it started); 0 while serving.",
+    registers: [registry],
+    collect() {
+      this.set((snapshot().deadlineMs ?? 0) / 1000);
     },
   });
   new Gauge({
@@ -51,6 +70,6 @@ export function registerDrainMetrics(registry: Registry, snapshot: () => DrainSn
     labelNames: [LABEL_CALL],
     registers: [registry],
   });
-  for (const call of ["healthcheck_fail", "drain_listeners", "stats"] as const) failures.inc({ [LABEL_CALL]: call }, 0);
+  for (const call of ["healthcheck_fail", "drain_listeners", "stats", "quit"] as const) failures.inc({ [LABEL_CALL]: call }, 0);
   return { envoyAdminFailure: (call) => failures.inc({ [LABEL_CALL]: call }) };
 }

@@ -1,7 +1,8 @@
-// Process signal wiring for the drain: SIGTERM and SIGINT go to the controller, which counts them.
-// Only the command layer calls this; it returns a function that removes the handlers.
+// Process signal wiring for the drain: SIGTERM and SIGINT go to the controller, which counts them;
+// SIGUSR2 (Kuma's drain-forever signal) too. Only the command layer calls this; it returns a
+// function that removes the handlers.
 
-export const DRAIN_SIGNALS = ["SIGTERM", "SIGINT"] as const;
+export const DRAIN_SIGNALS = ["SIGTERM", "SIGINT", "SIGUSR2"] as const;
 
 export interface SignalTarget {
   signal(name: string): unknown;

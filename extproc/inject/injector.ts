@@ -4,8 +4,8 @@ import type { ContainerPatch } from "./container-patch.js";
 import { parseInput } from "./document.js";
 import type { InjectFailure } from "./failure.js";
 import type { ContainerPatchSource } from "./patch-source.js";
-import { type Edit, patchNamesFor, planInjection } from "./plan.js";
-import type { RenderedSidecar } from "./render.js";
+import { type Edit, modeFor, NATIVE_SIDECARS_ANNOTATION, patchNamesFor, planInjection } from "./plan.js";
+import type { SidecarChoice } from "./render.js";
 import { CONTAINER_PATCHES_ANNOTATION, findWorkloads, type Workload } from "./workload.js";
 
 export type InjectOutcome = { ok: true; output: string; injected: string[] } | { ok: false; failure: InjectFailure };
@@ -33,7 +33,7 @@ async function resolvePatches(w: Workload, names: readonly string[], lookup: (na
   return { ok: true, patches };
 }
 
-export async function injectText(text: string, rendered: RenderedSidecar, defaultPatches: readonly string[], source: ContainerPatchSource): Promise<InjectOutcome> {
+export async function injectText(text: string, sidecars: SidecarChoice, defaultPatches: readonly string[], source: ContainerPatchSource): Promise<InjectOutcome> {
   const parsed = parseInput(text);
   if (!parsed.ok) return { ok: false, failure: { code: "input_invalid", workload: "", message: parsed.message } };
   const cache = new Map<string, ReturnType<ContainerPatchSource["get"]>>();
@@ -47,6 +47,10 @@ export async function injectText(text: string, rendered: RenderedSidecar, defaul
       const names = patchNamesFor(found.workload, defaultPatches);
       if (!names) {
         return { ok: false, failure: { code: "workload_invalid", workload: found.workload.id, message: `annotation ${CONTAINER_PATCHES_ANNOTATION} must be a string such as "a,b"` } };
+      }
+      const rendered = modeFor(found.workload, sidecars);
+      if (!rendered) {
+        return { ok: false, failure: { code: "workload_invalid", workload: found.workload.id, message: `annotation ${NATIVE_SIDECARS_ANNOTATION} must be "true" or "false"` } };
       }
       const resolved = await resolvePatches(found.workload, names, lookup);
       if (!resolved.ok) return resolved;

@@ -4,13 +4,20 @@ import { isDeepStrictEqual } from "node:util";
 import type { ContainerPatch, PatchField } from "./container-patch.js";
 import type { InjectFailure } from "./failure.js";
 import { applyContainerPatches } from "./patch.js";
-import { type Container, INJECTED_ANNOTATION, type RenderedSidecar } from "./render.js";
+import { type Container, ENVOY_CONTAINER, INIT_CONTAINER, INJECTED_ANNOTATION, type RenderedSidecar, SIDECAR_CONTAINER, type SidecarChoice } from "./render.js";
 import { splitNames } from "./settings.js";
 import { validateContainer } from "./validate-container.js";
 import { CONTAINER_PATCHES_ANNOTATION, type Path, type Workload } from "./workload.js";
 
-/** `set` replaces or creates the value at path; `append` adds to the list at path (creating it). */
-export type Edit = { op: "set"; path: Path; value: unknown } | { op: "append"; path: Path; value: unknown };
+/**
+ * `set` replaces or creates the value at path; `append` adds to the list at path (creating it);
+ * `insert` puts value at index of the list at path (creating it); `remove` drops the list's item at index.
+ */
+export type Edit =
+  | { op: "set"; path: Path; value: unknown }
+  | { op: "append"; path: Path; value: unknown }
+  | { op: "insert"; path: Path; index: number; value: unknown }
+  | { op: "remove"; path: Path; index: number };
 
 export type Plan = { ok: true; edits: Edit[] } | { ok: false; failure: InjectFailure };
 
@@ -24,12 +31,53 @@ export function patchNamesFor(w: Workload, defaults: readonly string[]): string[
   return typeof listed === "string" ? splitNames(listed) : undefined;
 }
 
-/** Replaces the item of the same name (unless already equal: re-injection edits nothing) or appends it. */
-function upsertByName(edits: Edit[], listPath: Path, list: unknown, item: { name: string }): void {
-  const index = Array.isArray(list) ? list.findIndex((x) => (x as { name?: unknown } | null)?.name === item.name) : -1;
-  if (index >= 0 && isDeepStrictEqual((list as unknown[])[index], item)) return;
-  if (index >= 0) edits.push({ op: "set", path: [...listPath, index], value: item });
-  else edits.push({ op: "append", path: listPath, value: item });
+/** Per-workload annotation choosing the sidecar mode; it wins over --native-sidecars. */
+export const NATIVE_SIDECARS_ANNOTATION = "meshext.io/native-sidecars";
+
+/** The mode the annotation asks for, the flag's default without it; undefined for a bad value. */
+export function modeFor(w: Workload, choice: SidecarChoice): RenderedSidecar | undefined {
+  const v = w.annotations[NATIVE_SIDECARS_ANNOTATION];
+  if (v === undefined || v === null) return choice.nativeByDefault ? choice.native : choice.classic;
+  if (v === "true") return choice.native;
+  if (v === "false") return choice.classic;
+  return undefined;
+}
+
+function namesOf(list: unknown): unknown[] {
+  return Array.isArray(list) ? list.map((x) => (x as { name?: unknown } | null)?.name) : [];
+}
+
+/**
+ * Puts each item in the list: replaced in place when one of that name exists (unless already equal:
+ * re-injection edits nothing), else inserted where `insertAt` says (given the names so far).
+ */
+function placeByName(edits: Edit[], listPath: Path, list: unknown, items: readonly { name: string }[], insertAt: (names: unknown[]) => number): void {
+  const names = namesOf(list);
+  const original = new Map(namesOf(list).map((n, i) => [n, (list as unknown[])[i]]));
+  for (const item of items) {
+    const index = names.indexOf(item.name);
+    if (index >= 0) {
+      if (!isDeepStrictEqual(original.get(item.name), item)) edits.push({ op: "set", path: [...listPath, index], value: item });
+      continue;
+    }
+    const at = insertAt(names);
+    edits.push({ op: "insert", path: listPath, index: at, value: item });
+    names.splice(at, 0, item.name);
+  }
+}
+
+/** Removes items of these names (a switch of mode moves the sidecars between lists). */
+function removeByName(edits: Edit[], listPath: Path, list: unknown, names: readonly string[]): void {
+  const present = namesOf(list);
+  for (let i = present.length - 1; i >= 0; i--) if (names.includes(present[i] as string)) edits.push({ op: "remove", path: listPath, index: i });
+}
+
+/** Index just after the last of `ours` in names, else `fallback`. */
+function after(ours: readonly string[], fallback: (names: unknown[]) => number): (names: unknown[]) => number {
+  return (names) => {
+    const last = Math.max(...ours.map((n) => names.indexOf(n)));
+    return last >= 0 ? last + 1 : fallback(names);
+  };
 }
 
 export function planInjection(w: Workload, rendered: RenderedSidecar, patches: readonly ContainerPatch[]): Plan {
@@ -64,10 +112,22 @@ export function planInjection(w: Workload, rendered: RenderedSidecar, patches: r
   const [envoy, sidecar, init] = patched as [Container, Container, Container];
   const spec = w.podSpec;
   const edits: Edit[] = [];
-  upsertByName(edits, [...w.podSpecPath, "containers"], spec.containers, envoy);
-  upsertByName(edits, [...w.podSpecPath, "containers"], spec.containers, sidecar);
-  upsertByName(edits, [...w.podSpecPath, "initContainers"], spec.initContainers, init);
-  upsertByName(edits, [...w.podSpecPath, "volumes"], spec.volumes, rendered.volume as { name: string });
+  const containersPath = [...w.podSpecPath, "containers"];
+  const initsPath = [...w.podSpecPath, "initContainers"];
+  const sidecars = [ENVOY_CONTAINER, SIDECAR_CONTAINER];
+  if (rendered.mode === "native") {
+    // Kuma's order: the traffic-redirect init first, then the sidecars (Envoy, then meshext, whose
+    // startupProbe waits for both), then the workload's own init containers, which run meshed.
+    removeByName(edits, containersPath, spec.containers, sidecars);
+    placeByName(edits, initsPath, spec.initContainers, [init, envoy, sidecar], after([INIT_CONTAINER, ENVOY_CONTAINER], () => 0));
+  } else {
+    // Sidecars first among the containers: kubelet starts containers in order and runs the meshext
+    // sidecar's postStart (wait-ready) before starting the app.
+    removeByName(edits, initsPath, spec.initContainers, sidecars);
+    placeByName(edits, containersPath, spec.containers, [envoy, sidecar], after([ENVOY_CONTAINER], () => 0));
+    placeByName(edits, initsPath, spec.initContainers, [init], (names) => names.length);
+  }
+  placeByName(edits, [...w.podSpecPath, "volumes"], spec.volumes, [rendered.volume as { name: string }], (names) => names.length);
   // Only raised: a longer grace period chosen by the user is kept.
   const grace = spec.terminationGracePeriodSeconds;
   if (!(typeof grace === "number" && grace >= rendered.terminationGracePeriodSeconds)) {

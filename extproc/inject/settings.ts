@@ -29,6 +29,9 @@ export const INJECT_FLAGS = [
   { key: "proxyUid", flag: "proxy-uid", type: "int", default: 5678, min: 1, help: "UID (and GID) of both sidecars; the init container does not redirect their traffic." },
   { ...sidecarFlag("drainTimeMs"), help: "Drain time given to the sidecar and Envoy; the pod's grace period is raised to cover it." },
   { key: "graceMargin", flag: "grace-margin", type: "duration", default: 5000, help: "Added to --drain-time for terminationGracePeriodSeconds (time to exit after draining)." },
+  { key: "nativeSidecars", flag: "native-sidecars", type: "bool", default: false, help: "Inject Kubernetes native sidecars (initContainers with restartPolicy: Always; Kubernetes >= 1.29). The workload annotation meshext.io/native-sidecars: \"true\"/\"false\" wins over this flag." },
+  { key: "startupTimeout", flag: "startup-timeout", type: "duration", default: 60000, min: 1000, help: "How long the app's start waits for the sidecar and Envoy to be ready (classic postStart timeout; native startupProbe failureThreshold at 1s period)." },
+  { key: "sidecarExec", flag: "sidecar-exec", type: "string", default: "node /meshext/dist/extproc/cli.js", help: "The meshext command inside the sidecar image, for exec hooks and probes (words split on spaces)." },
 ] as const satisfies readonly FlagSpec[];
 
 export interface InjectSettings {
@@ -47,6 +50,11 @@ export interface InjectSettings {
   proxyUid: number;
   drainTimeMs: number;
   graceMarginMs: number;
+  /** Default sidecar mode for workloads without the meshext.io/native-sidecars annotation. */
+  nativeSidecars: boolean;
+  startupTimeoutMs: number;
+  /** argv prefix that runs `meshext` inside the sidecar image. */
+  sidecarExec: string[];
 }
 
 /** "a, b,,c" → ["a","b","c"]. */
@@ -99,7 +107,11 @@ export function loadInjectSettings(argv: readonly string[], env: NodeJS.ProcessE
     proxyUid: v.proxyUid as number,
     drainTimeMs: v.drainTimeMs as number,
     graceMarginMs: v.graceMargin as number,
+    nativeSidecars: v.nativeSidecars as boolean,
+    startupTimeoutMs: v.startupTimeout as number,
+    sidecarExec: (v.sidecarExec as string).split(/\s+/).filter((w) => w !== ""),
   };
+  if (settings.sidecarExec.length === 0) throw new ConfigError("--sidecar-exec: must not be empty");
   for (const key of ["envoyImage", "sidecarImage", "initImage", "envoyConfigMap"] as const) {
     if (settings[key].trim() === "") throw new ConfigError(`--${INJECT_FLAGS.find((f) => f.key === key)!.flag}: must not be empty`);
   }

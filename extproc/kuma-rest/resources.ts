@@ -6,30 +6,100 @@ export interface ResourceType {
   kind: string;
   /** Path segment, e.g. "meshtrafficpermissions". */
   plural: string;
+  /** Kuma's descriptor as `GET /_resources` reports it (v2.14: `zz_generated.resource.go` of each type). */
+  describe?: TypeDescription;
 }
+
+/** What Kuma's `/_resources` says about a type besides name, path and scope. */
+export interface TypeDescription {
+  shortName: string;
+  singularDisplayName: string;
+  pluralDisplayName: string;
+  /** Kuma: synced from global to zones (and not read-only). */
+  includeInFederation: boolean;
+  policy?: { isTargetRef: boolean; hasToTargetRef: boolean; hasFromTargetRef: boolean; hasRulesTargetRef: boolean; isFromAsRules: boolean };
+}
+
+const targetRefPolicy = (to: boolean, from: boolean, rules: boolean, fromAsRules: boolean) => ({
+  isTargetRef: true,
+  hasToTargetRef: to,
+  hasFromTargetRef: from,
+  hasRulesTargetRef: rules,
+  isFromAsRules: fromAsRules,
+});
 
 /** Policy kinds the sidecar decides with; fetched by the client and validated on PUT by the server. */
 export const POLICY_TYPES: readonly ResourceType[] = [
-  { kind: "MeshTrafficPermission", plural: "meshtrafficpermissions" },
-  { kind: "MeshFaultInjection", plural: "meshfaultinjections" },
-  { kind: "MeshRateLimit", plural: "meshratelimits" },
-  { kind: "MeshHTTPRoute", plural: "meshhttproutes" },
+  {
+    kind: "MeshTrafficPermission",
+    plural: "meshtrafficpermissions",
+    describe: { shortName: "mtp", singularDisplayName: "Mesh Traffic Permission", pluralDisplayName: "Mesh Traffic Permissions", includeInFederation: true, policy: targetRefPolicy(false, true, true, false) },
+  },
+  {
+    kind: "MeshFaultInjection",
+    plural: "meshfaultinjections",
+    describe: { shortName: "mfi", singularDisplayName: "Mesh Fault Injection", pluralDisplayName: "Mesh Fault Injections", includeInFederation: true, policy: targetRefPolicy(true, true, true, false) },
+  },
+  {
+    kind: "MeshRateLimit",
+    plural: "meshratelimits",
+    describe: { shortName: "mrl", singularDisplayName: "Mesh Rate Limit", pluralDisplayName: "Mesh Rate Limits", includeInFederation: true, policy: targetRefPolicy(true, true, true, true) },
+  },
+  {
+    kind: "MeshHTTPRoute",
+    plural: "meshhttproutes",
+    describe: { shortName: "mhttpr", singularDisplayName: "Mesh HTTP Route", pluralDisplayName: "Mesh HTTP Routes", includeInFederation: true, policy: targetRefPolicy(true, false, false, false) },
+  },
 ];
 
-export const DATAPLANE_TYPE: ResourceType = { kind: "Dataplane", plural: "dataplanes" };
+export const DATAPLANE_TYPE: ResourceType = {
+  kind: "Dataplane",
+  plural: "dataplanes",
+  describe: { shortName: "dp", singularDisplayName: "Dataplane", pluralDisplayName: "Dataplanes", includeInFederation: false },
+};
+
+/** Destinations that `to[].targetRef` names (Kuma 2.7+): stored, served and fetched like the policies. */
+export const SERVICE_TYPES: readonly ResourceType[] = [
+  {
+    kind: "MeshService",
+    plural: "meshservices",
+    describe: { shortName: "msvc", singularDisplayName: "Mesh Service", pluralDisplayName: "Mesh Services", includeInFederation: false },
+  },
+  {
+    kind: "MeshExternalService",
+    plural: "meshexternalservices",
+    describe: { shortName: "extsvc", singularDisplayName: "Mesh External Service", pluralDisplayName: "Mesh External Services", includeInFederation: true },
+  },
+  {
+    kind: "MeshMultiZoneService",
+    plural: "meshmultizoneservices",
+    describe: { shortName: "mzsvc", singularDisplayName: "Mesh Multi Zone Service", pluralDisplayName: "Mesh Multi Zone Services", includeInFederation: true },
+  },
+];
 
 /** Every mesh-scoped type: served at /meshes/{mesh}/{plural}[/{name}] and /{plural}. */
-export const ALL_TYPES: readonly ResourceType[] = [...POLICY_TYPES, DATAPLANE_TYPE];
+export const ALL_TYPES: readonly ResourceType[] = [...POLICY_TYPES, ...SERVICE_TYPES, DATAPLANE_TYPE];
 
 export function typeByPlural(plural: string): ResourceType | undefined {
   return ALL_TYPES.find((t) => t.plural === plural);
 }
 
+/** Kuma's Mesh: a global resource at /meshes/{name}, universal form flattened (`mtls` at the top level, no `spec`). */
+export const MESH_TYPE: ResourceType = {
+  kind: "Mesh",
+  plural: "meshes",
+  describe: { shortName: "m", singularDisplayName: "Mesh", pluralDisplayName: "Meshes", includeInFederation: true },
+};
+
 /** Sidecar injection patches (Kuma's ContainerPatch); fetched by `meshext inject --control-plane`. */
-export const CONTAINER_PATCH_TYPE: ResourceType = { kind: "ContainerPatch", plural: "containerpatches" };
+export const CONTAINER_PATCH_TYPE: ResourceType = {
+  kind: "ContainerPatch",
+  plural: "containerpatches",
+  describe: { shortName: "cp", singularDisplayName: "Container Patch", pluralDisplayName: "Container Patches", includeInFederation: false },
+};
 
 /** Types outside any mesh (Kuma's "Global" scope): served at /{plural}[/{name}], with no `mesh` field. */
-export const GLOBAL_TYPES: readonly ResourceType[] = [CONTAINER_PATCH_TYPE];
+export const GLOBAL_TYPES: readonly ResourceType[] = [MESH_TYPE, CONTAINER_PATCH_TYPE];
 
 export function globalTypeByPlural(plural: string): ResourceType | undefined {
   return GLOBAL_TYPES.find((t) => t.plural === plural);

@@ -6,6 +6,9 @@ import type { DataplaneLifecycle } from "../dataplane-lifecycle.js";
 import type { Logger } from "../log.js";
 import { withJitter } from "./backoff.js";
 
+/** The inbound port a dataplane built from tags registers (it has no real listener to name). */
+export const PLACEHOLDER_INBOUND_PORT = 1;
+
 export interface DataplaneIdentity {
   mesh: string;
   name: string;
@@ -55,7 +58,7 @@ export class HttpDataplaneClient implements DataplaneLifecycle {
       mesh: dp.mesh,
       name: dp.name,
       ...(dp.labels ? { labels: dp.labels } : {}),
-      networking: { address: dp.address, inbound: [{ port: dp.port ?? 1, tags: dp.tags, ...(notReady ? { state: "NotReady" } : {}) }] },
+      networking: { address: dp.address, inbound: [{ port: dp.port ?? PLACEHOLDER_INBOUND_PORT, tags: dp.tags, ...(notReady ? { state: "NotReady" } : {}) }] },
     };
   }
 

@@ -7,13 +7,14 @@ import type { SidecarConfig } from "../config/sidecar.js";
 import type { Logger } from "../log.js";
 import { dataplaneFromObject, dataplaneFromTags, dataplaneFromText, SERVICE_TAG, type Dataplane } from "../policy/dataplane.js";
 import { isObj } from "../policy/issues.js";
+import type { KumaVersion } from "../policy/kuma-version.js";
 import { parseDocuments } from "../policy/parse.js";
 import { createDataplaneClient, type DataplaneIdentity, type HttpDataplaneClient } from "./dataplane-client.js";
 import { createHttpPolicySource, type HttpPolicySource } from "./http-source.js";
 import type { ApplyPolicies } from "./source.js";
 
 /** The HTTP policy source for `--control-plane` (undefined when the flag is empty). */
-export function httpPolicySourceFromConfig(config: SidecarConfig, apply: ApplyPolicies, log: Logger, registry: Registry): HttpPolicySource | undefined {
+export function httpPolicySourceFromConfig(config: SidecarConfig, apply: ApplyPolicies, log: Logger, registry: Registry, kumaVersion?: KumaVersion): HttpPolicySource | undefined {
   if (!config.controlPlane) return undefined;
   return createHttpPolicySource({
     baseUrl: config.controlPlane,
@@ -22,6 +23,7 @@ export function httpPolicySourceFromConfig(config: SidecarConfig, apply: ApplyPo
     pollIntervalMs: config.pollIntervalMs,
     cacheFile: config.policyCacheFile,
     apply,
+    kumaVersion,
     log,
     registry,
   });

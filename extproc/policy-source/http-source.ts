@@ -5,11 +5,14 @@ import { createHash } from "node:crypto";
 import type { Registry } from "prom-client";
 import { POLICY_TYPES, type Resource } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
-import { validatePolicyObject, type Policy } from "../policy/parse.js";
+import type { Policy } from "../policy/parse.js";
 import { Backoff, withJitter } from "./backoff.js";
 import { readPolicyCache, writePolicyCache } from "./cache-file.js";
 import { KumaClient, SyncError } from "./kuma-client.js";
 import { PolicySourceMetrics } from "./metrics.js";
+import { FETCHED_TYPES, isOptionalType, validateFetched } from "./resource-set.js";
+import type { KumaVersion } from "../policy/kuma-version.js";
+import type { MeshResources } from "../policy/resources.js";
 import type { ApplyPolicies, PolicySource } from "./source.js";
 
 export interface HttpPolicySourceOptions {
@@ -27,6 +30,8 @@ export interface HttpPolicySourceOptions {
   /** @default 10000 */
   requestTimeoutMs?: number;
   apply: ApplyPolicies;
+  /** Whose validation rules decide which policies load. @default the engine default (2.14) */
+  kumaVersion?: KumaVersion;
   log: Logger;
   registry: Registry;
   backoff?: Backoff;
@@ -122,11 +127,12 @@ export class HttpPolicySource implements PolicySource {
   private async syncOnce(): Promise<Map<string, string> | null | undefined> {
     this.metrics.attempts.inc();
     try {
-      const lists = await Promise.all(POLICY_TYPES.map(async (t) => ({ type: t, list: await this.client.listAll(t, this.inflight.signal) })));
+      const read = FETCHED_TYPES.map(async (t) => ({ type: t, list: await this.client.listAll(t, this.inflight.signal, isOptionalType(t)) }));
+      const lists = (await Promise.all(read)).filter((l) => !l.list.missing);
       this.applyIfChanged(lists.flatMap((l) => l.list.items));
       this.recordSuccess();
       const etags = new Map(lists.filter((l) => l.list.etag).map((l) => [l.type.plural, l.list.etag!]));
-      const canWatch = this.longPollSupported && etags.size === POLICY_TYPES.length;
+      const canWatch = this.longPollSupported && etags.size === lists.length;
       this.status.mode = canWatch ? "long-poll" : "poll";
       return canWatch ? etags : null;
     } catch (err) {
@@ -143,7 +149,7 @@ export class HttpPolicySource implements PolicySource {
     const waitMs = this.opts.longPollWaitMs ?? 30_000;
     try {
       const results = await Promise.all(
-        POLICY_TYPES.map(async (t) => {
+        FETCHED_TYPES.filter((t) => etags.has(t.plural)).map(async (t) => {
           const r = await this.client.waitForChange(t, etags.get(t.plural)!, waitMs, signal);
           if (r !== "unchanged") round.abort();
           return r;
@@ -168,21 +174,9 @@ export class HttpPolicySource implements PolicySource {
   private applyIfChanged(items: Resource[]): void {
     const fingerprint = createHash("sha256").update(JSON.stringify(items.map(stripVolatile))).digest("hex");
     if (fingerprint === this.fingerprint) return;
-    const policies: Policy[] = [];
-    const good: Resource[] = [];
-    let rejected = 0;
-    for (const item of items) {
-      const { policy, violations } = validatePolicyObject(item);
-      if (policy) {
-        policy.source = `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`;
-        policies.push(policy);
-        good.push(item);
-      } else {
-        rejected++;
-        this.log.warn({ kind: item?.type, name: item?.name, violations }, "rejected invalid policy from the control plane; the others apply");
-      }
-    }
-    this.commit(policies, this.origin, rejected);
+    const { policies, resources, good, rejected } = validateFetched(items, this.opts.mesh, this.opts.kumaVersion, (item) => `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`);
+    for (const r of rejected) this.log.warn({ kind: r.kind, name: r.name, violations: r.violations }, "rejected invalid resource from the control plane; the others apply");
+    this.commit(policies, this.origin, rejected.length, resources);
     this.fingerprint = fingerprint;
     if (this.opts.cacheFile) {
       writePolicyCache(this.opts.cacheFile, { savedAt: new Date().toISOString(), controlPlane: this.opts.baseUrl, mesh: this.opts.mesh, items: good }).catch(
@@ -192,8 +186,8 @@ export class HttpPolicySource implements PolicySource {
   }
 
   /** One atomic hand-over: `apply` swaps the whole set, so requests in flight finish on the old one. */
-  private commit(policies: Policy[], origin: string, rejected: number): void {
-    this.opts.apply(policies, origin);
+  private commit(policies: Policy[], origin: string, rejected: number, resources: MeshResources): void {
+    this.opts.apply(policies, origin, resources);
     this.loadedValue = true;
     this.metrics.inForce.reset();
     for (const t of POLICY_TYPES) this.metrics.inForce.set({ kind: t.kind }, policies.filter((p) => p.type === t.kind).length);
@@ -207,14 +201,8 @@ export class HttpPolicySource implements PolicySource {
     try {
       const cache = await readPolicyCache(this.opts.cacheFile);
       if (!cache) return void this.log.warn({ cacheFile: this.opts.cacheFile }, "control plane unreachable and no policy cache yet");
-      const policies: Policy[] = [];
-      let rejected = 0;
-      for (const item of cache.items) {
-        const { policy } = validatePolicyObject(item);
-        if (policy) policies.push(policy);
-        else rejected++;
-      }
-      this.commit(policies, `cache:${this.opts.cacheFile} (saved ${cache.savedAt})`, rejected);
+      const { policies, resources, rejected } = validateFetched(cache.items as Resource[], this.opts.mesh, this.opts.kumaVersion);
+      this.commit(policies, `cache:${this.opts.cacheFile} (saved ${cache.savedAt})`, rejected.length, resources);
     } catch (err) {
       this.log.error({ err: (err as Error).message, cacheFile: this.opts.cacheFile }, "could not read the policy cache file");
     }
@@ -262,9 +250,9 @@ export class HttpPolicySource implements PolicySource {
   }
 }
 
-/** Timestamps alone do not make a new policy set. */
+/** Timestamps alone do not make a new policy set (whether there is one does: a bare mesh is not a stored Mesh). */
 function stripVolatile(r: Resource): unknown {
   if (!r || typeof r !== "object") return r;
-  const { creationTime: _c, modificationTime: _m, ...rest } = r;
-  return rest;
+  const { creationTime, modificationTime: _m, ...rest } = r;
+  return creationTime === undefined ? rest : { ...rest, stored: true };
 }

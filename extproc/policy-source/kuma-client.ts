@@ -1,6 +1,6 @@
 // Reads Kuma REST list endpoints: follows `next`/`size`/`offset` pagination to the end, classifies every
 // failure (Unleash-style: 401/403 stop, 429/5xx/network back off), and long-polls when the server offers ETags.
-import type { Resource, ResourceType } from "../kuma-rest/resources.js";
+import { MESH_TYPE, type Resource, type ResourceType } from "../kuma-rest/resources.js";
 import { retryAfterMs } from "./backoff.js";
 import type { SyncErrorReason } from "./metrics.js";
 
@@ -35,6 +35,8 @@ export interface ListResult {
   items: Resource[];
   /** ETag of the collection when the server sends one (the embedded control plane does; Kuma does not). */
   etag?: string;
+  /** The server has no such list (an optional type answered 404). */
+  missing?: boolean;
 }
 
 const MAX_PAGES = 10_000;
@@ -42,19 +44,26 @@ const MAX_PAGES = 10_000;
 export class KumaClient {
   constructor(private readonly opts: KumaClientOptions) {}
 
+  /** `/meshes/{mesh}/{plural}`; for Mesh itself `/meshes?name={mesh}` (a substring filter: the caller keeps the exact name). */
   listUrl(type: ResourceType): URL {
-    const url = new URL(`${this.opts.baseUrl}/meshes/${encodeURIComponent(this.opts.mesh)}/${type.plural}`);
+    const mesh = encodeURIComponent(this.opts.mesh);
+    const url = new URL(type === MESH_TYPE ? `${this.opts.baseUrl}/meshes` : `${this.opts.baseUrl}/meshes/${mesh}/${type.plural}`);
+    if (type === MESH_TYPE) url.searchParams.set("name", this.opts.mesh);
     url.searchParams.set("size", String(this.opts.pageSize ?? 100));
     return url;
   }
 
-  /** Every item of a kind in the mesh, across all pages. */
-  async listAll(type: ResourceType, signal?: AbortSignal): Promise<ListResult> {
+  /** Every item of a kind in the mesh, across all pages; with `optional`, a 404 on the first page is an empty, missing list. */
+  async listAll(type: ResourceType, signal?: AbortSignal, optional = false): Promise<ListResult> {
     let url = this.listUrl(type);
     const items: Resource[] = [];
     let etag: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
       const res = await this.request(url, {}, this.opts.requestTimeoutMs ?? 10_000, signal);
+      if (res.status === 404 && optional && page === 0) {
+        await res.body?.cancel();
+        return { items: [], missing: true };
+      }
       if (res.status !== 200) throw classify(res, `GET ${url.pathname}`);
       if (page === 0) etag = res.headers.get("etag") ?? undefined;
       const body = await readPage(res, url);

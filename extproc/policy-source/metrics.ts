@@ -2,7 +2,8 @@
 import { Counter, Gauge, type Registry } from "prom-client";
 
 /** Closed set of sync failure reasons (the `reason` label). */
-export type SyncErrorReason = "network" | "timeout" | "server_error" | "rate_limited" | "unauthorized" | "forbidden" | "client_error" | "bad_response";
+export const SYNC_ERROR_REASONS = ["network", "timeout", "server_error", "rate_limited", "unauthorized", "forbidden", "client_error", "bad_response"] as const;
+export type SyncErrorReason = (typeof SYNC_ERROR_REASONS)[number];
 
 export class PolicySourceMetrics {
   readonly lastSuccess: Gauge;
@@ -17,6 +18,8 @@ export class PolicySourceMetrics {
     this.lastSuccess = new Gauge({ name: "meshext_control_plane_last_sync_success_timestamp_seconds", help: "Unix time of the last successful policy sync from the control plane.", registers });
     this.attempts = new Counter({ name: "meshext_control_plane_sync_attempts_total", help: "Policy sync attempts against the control plane (full lists and long-polls).", registers });
     this.errors = new Counter({ name: "meshext_control_plane_sync_errors_total", help: "Failed policy sync attempts, by reason.", labelNames: ["reason"], registers });
+    // Every reason is exported from the start (at 0), so rates and alerts see the series before the first error.
+    for (const reason of SYNC_ERROR_REASONS) this.errors.inc({ reason }, 0);
     this.inForce = new Gauge({ name: "meshext_control_plane_policies", help: "Policies in force from the control plane, by kind.", labelNames: ["kind"], registers });
     this.rejected = new Gauge({ name: "meshext_control_plane_rejected_policies", help: "Policies in the current control-plane set that failed validation and are not applied.", registers });
     this.rejectedTotal = new Counter({ name: "meshext_control_plane_rejected_policies_total", help: "Policies rejected by validation, counted each time a changed set is applied.", registers });

@@ -7,6 +7,7 @@ import { buildRulesPlan, type RulesPlan } from "./inbound-rules.js";
 import { DEFAULT_KUMA_VERSION, versionTraits, type KumaVersion, type VersionTraits } from "./kuma-version.js";
 import { selectedInbounds } from "./match.js";
 import { sortByPrecedence } from "./precedence.js";
+import { dataplaneIdentity } from "./mesh-identity.js";
 import { meshMtls, NO_RESOURCES, type MeshResources } from "./resources.js";
 import { refResolvesTo, type Destination } from "./destinations.js";
 import { mergeRouteRules, routeTable, type RouteEntry, type RouteTable } from "./routes.js";
@@ -58,6 +59,8 @@ export interface Snapshot {
   resources: MeshResources;
   /** The Mesh resource's mTLS state; undefined when no Mesh resource for this mesh was given. */
   mtls?: boolean;
+  /** The MeshIdentity this proxy gets (2.12+), if any. */
+  identity?: string;
   /** `kuma.io/effect: shadow` policies selecting this proxy: inspection only (2.7+). */
   shadowed: Policy[];
 }
@@ -118,6 +121,8 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
   const mtls = meshMtls(resources, dataplane.mesh);
   const snap: Snapshot = { version, dataplane, policies, inbounds, outbound, unselected, otherMesh, duplicates, kumaVersion, traits, resources, shadowed };
   if (mtls !== undefined) snap.mtls = mtls;
+  const identity = dataplaneIdentity(resources.identities ?? [], dataplane);
+  if (identity) snap.identity = identity.name;
   return snap;
 }
 

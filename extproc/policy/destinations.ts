@@ -27,6 +27,9 @@ export function resolveDestination(authority: string, resources: MeshResources, 
   return { service, ...(port ? { port } : {}), key: `${service.kind}/${service.name}:${port ? portSectionName(port) : ""}` };
 }
 
+/** Kubernetes kuma.io/service names `<svc>_<ns>_svc_<port>`: back-compat names of a MeshService port. */
+const LEGACY_SERVICE_NAME = /^(.+)_([^_]+)_svc_(\d+)$/;
+
 /** Whether a `to[].targetRef` of `policy` resolves to `dest`. */
 export function refResolvesTo(ref: TargetRef, policy: Policy, dest: Destination): boolean {
   const s = dest.service;
@@ -34,6 +37,8 @@ export function refResolvesTo(ref: TargetRef, policy: Policy, dest: Destination)
   if (ref.labels !== undefined) {
     if (!Object.entries(ref.labels).every(([k, v]) => s.labels[k] === v)) return false;
   } else if (ref.name !== undefined) {
+    const legacy = ref.kind === "MeshService" && ref.sectionName === undefined ? LEGACY_SERVICE_NAME.exec(ref.name) : null;
+    if (legacy && s.displayName === legacy[1] && s.namespace === legacy[2]) return dest.port?.port === Number(legacy[3]);
     if (s.displayName !== ref.name || (ref.namespace ?? policy.k8sNamespace) !== s.namespace) return false;
   } else return false;
   if (ref.sectionName === undefined) return true;

@@ -2,6 +2,7 @@
 // atomically (a failed compile keeps the previous one); decide() never throws and does no I/O.
 // Clock and random source are injected so tests are deterministic. Pure: no node:*, @grpc/*, transport.
 import type { Decider, Decision, RequestFacts } from "../decision.js";
+import { auditOf } from "./audit.js";
 import { compile, type InboundPlan, type Snapshot } from "./compile.js";
 import type { Dataplane } from "./dataplane.js";
 import { IdentityCache, type ClientIdentity } from "./identity.js";
@@ -13,6 +14,7 @@ import { BucketStore } from "./rate-limit.js";
 import type { RandomSource } from "./random.js";
 import type { SelectionCounts } from "./select.js";
 import { NO_RESOURCES, type MeshResources } from "./resources.js";
+import { routeEditDrops, type RouteEditDrop } from "./route-drops.js";
 import type { Policy } from "./types.js";
 
 /** The subset of a pino Logger the engine uses. */
@@ -33,6 +35,8 @@ export interface PolicyEngineOptions {
   nowMs?: () => number;
   random?: RandomSource;
   log?: DecisionLog;
+  /** Attach a DecisionAudit (client identity, matched policies) to every decision, for the decision log. @default false */
+  audit?: boolean;
 }
 
 export interface ReplaceResult {
@@ -42,6 +46,8 @@ export interface ReplaceResult {
   /** What the source delivered vs what was kept for this dataplane (when the caller filtered). */
   selection?: SelectionCounts;
   error?: string;
+  /** MeshHTTPRoute edits (of routes selecting this proxy) that the shipped Envoy config's mutation_rules drop. */
+  droppedEdits?: RouteEditDrop[];
 }
 
 export interface Evaluation {
@@ -115,7 +121,7 @@ export class PolicyEngine implements Decider {
       this.snapshot = next;
       this.selection = selection;
       this.buckets.retain(new Set(next.inbounds.filter((i) => i.from.MeshRateLimit || i.rules.MeshRateLimit).map((i) => i.inbound.name)));
-      return { ok: true, version: next.version, policies: next.policies.length, ...(selection ? { selection } : {}) };
+      return { ok: true, version: next.version, policies: next.policies.length, ...(selection ? { selection } : {}), droppedEdits: routeEditDrops(next.outbound.routes) };
     } catch (err) {
       this.opts.log?.error({ err }, "policy compile failed; keeping the previous policy set");
       return { ok: false, version: this.version, policies: this.snapshot?.policies.length ?? 0, error: (err as Error).message };
@@ -136,6 +142,8 @@ export class PolicyEngine implements Decider {
     if (e.action === "shadow-deny") {
       this.opts.log?.info({ requestId: facts.requestId, direction: facts.direction, kind: e.kind, policy: e.policy, rule: e.rule, reason: e.reason }, "policy would deny (AllowWithShadowDeny)");
     }
+    // Every evaluation builds a new Decision object, so attaching the audit to it is safe.
+    if (this.opts.audit) ev.decision.audit = () => auditOf(ev.identity, ev.trace, ev.outbound);
     return ev.decision;
   }
 
@@ -162,7 +170,7 @@ export class PolicyEngine implements Decider {
     if (!inbound) {
       return { decision: { type: "continue", explain: { action: "allow", kind: "none", reason: "dataplane has no inbound" } }, identity, trace: [], snapshot: snap };
     }
-    const { decision, trace } = decideInbound(inbound, identity, ctx, { traits: snap.traits, mtls: snap.mtls });
+    const { decision, trace } = decideInbound(inbound, identity, ctx, { traits: snap.traits, mtls: snap.mtls, identity: snap.identity });
     return { decision, identity, inbound, trace, snapshot: snap };
   }
 }

@@ -36,7 +36,8 @@ export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: Ev
   const describeId: Who = () => `client ${client.spiffe ?? "(no SPIFFE ID)"}${client.sni ? ` sni ${client.sni}` : ""} via ${client.source}`;
   let allow: Explanation = { action: "allow", kind: "none", reason: `no MeshTrafficPermission selects inbound ${plan.inbound.name}` };
 
-  const mtp = decideMtp(plan, client, clientKey, plan.from.MeshTrafficPermission ? describe : describeId, env);
+  const legacyMtp = plan.from.MeshTrafficPermission && !(env.identity !== undefined && env.traits.mtpIdentityRulesPath);
+  const mtp = decideMtp(plan, client, clientKey, legacyMtp ? describe : describeId, env);
   if (mtp) {
     const t: KindTrace = { kind: "MeshTrafficPermission", matches: mtp.matches ?? [], outcome: mtp.outcome };
     if (plan.from.MeshTrafficPermission) t.plan = plan.from.MeshTrafficPermission;

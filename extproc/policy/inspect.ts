@@ -1,7 +1,9 @@
 // Kuma's inspect views as pure functions over policies, resources and dataplanes: the per-dataplane rule view
 // of `GET /meshes/{mesh}/dataplanes/{name}/_rules` (InspectRules in Kuma 2.14's api/openapi/specs, built like
 // pkg/api-server/resource_endpoints.go) and `GET /meshes/{mesh}/{policy-type}/{name}/_resources/dataplanes`.
-// The control plane renders them over HTTP; nothing here does I/O.
+// The control plane renders them over HTTP; nothing here does I/O. Entry points: dataplaneRules and
+// dataplanesForPolicy. Their inputs: Policy[] (parse.ts), Dataplane (dataplane.ts dataplaneFromObject),
+// MeshResources (resources.ts resourceFromObject / resourcesOf), KumaVersion (kuma-version.ts parseKumaVersion).
 import { compile, routeTableFor, type InboundPlan, type Snapshot } from "./compile.js";
 import type { Dataplane, Inbound } from "./dataplane.js";
 import { buildRules } from "./rules.js";

@@ -27,6 +27,8 @@ export interface VersionTraits {
   sniMatches: boolean;
   /** A rule with N `matches` becomes N rules sorted by match specificity (v2.14.0); before, entries stay as written. */
   ruleMatchExpansion: boolean;
+  /** A proxy with a MeshIdentity takes the MTP rules path even without rules (deny all), ignoring `from` (v2.14.0). */
+  mtpIdentityRulesPath: boolean;
   /** MTP rules: "pooled" = any deny of any rule wins, then any allow (v2.14.0); "per-rule" = first matching rule in order. */
   mtpRules: "pooled" | "per-rule";
   /** `kuma.io/effect: shadow` policies are left out of decisions (2.7+). */
@@ -71,6 +73,7 @@ const BASE: VersionTraits = {
   sniMatches: false,
   mtpRules: "per-rule",
   ruleMatchExpansion: false,
+  mtpIdentityRulesPath: false,
   shadowEffect: false,
   roleOrder: "none",
   namespaceAndZoneScoping: false,
@@ -93,7 +96,7 @@ const CHANGES: ReadonlyArray<[KumaVersion, Partial<VersionTraits>]> = [
   ["2.11", { deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset"]) }],
   ["2.12", { sectionNameMatches: "name-or-port", rulesKinds: new Set([MRL, MTP]) }],
   ["2.13", { rulesKinds: new Set([MRL, MTP, MFI]), matchesKinds: new Set([MFI]), deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset", "MeshHTTPRoute"]) }],
-  ["2.14", { matchesKinds: new Set([MFI, MRL]), sniMatches: true, mtpRules: "pooled", ruleMatchExpansion: true, deprecatedFrom: new Set([MRL, MTP, MFI]) }],
+  ["2.14", { matchesKinds: new Set([MFI, MRL]), sniMatches: true, mtpRules: "pooled", ruleMatchExpansion: true, mtpIdentityRulesPath: true, deprecatedFrom: new Set([MRL, MTP, MFI]) }],
 ];
 
 const TABLE: ReadonlyMap<KumaVersion, VersionTraits> = (() => {

@@ -34,12 +34,15 @@ export interface MtpEnv {
   traits: VersionTraits;
   /** Mesh resource's mTLS state; undefined = no Mesh resource known (MTP applies, "no MTP" allows). */
   mtls?: boolean;
+  /** Name of the proxy's MeshIdentity, if it has one. */
+  identity?: string;
 }
 
 /** undefined: no MTP selects the inbound and the mesh's state says everything is allowed. */
 export function decideMtp(plan: InboundPlan, client: ClientIdentity, clientKey: string, who: Who, env: MtpEnv): MtpOutcome | undefined {
   const name = plan.inbound.name;
-  if (env.mtls === false) {
+  const identityPath = env.identity !== undefined && env.traits.mtpIdentityRulesPath;
+  if (env.mtls === false && !identityPath) {
     if (!plan.rules.MeshTrafficPermission && !plan.from.MeshTrafficPermission) return undefined;
     return allowed(`mesh mTLS is off: MeshTrafficPermission does not apply on inbound ${name}`, "not applied (mTLS off)");
   }
@@ -50,6 +53,10 @@ export function decideMtp(plan: InboundPlan, client: ClientIdentity, clientKey: 
       const hit = env.traits.mtpRules === "pooled" ? pooledHit(rules, client) : perRuleHit(rules, client);
       return hit ? fromHit(hit, who()) : noHit(rules, who());
     });
+  }
+  if (identityPath) {
+    const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", reason: `${who()}: the proxy has MeshIdentity ${env.identity} and no MeshTrafficPermission rules select inbound ${name} (deny all; from-based MTPs are ignored)` };
+    return { explain, denied: true, outcome: "deny (MeshIdentity without MTP rules)" };
   }
   const from = plan.from.MeshTrafficPermission;
   if (from) return legacy(from, client, clientKey, who(), name);

@@ -6,6 +6,7 @@ import { routeTableFor, type OutboundPlan } from "./compile.js";
 import { resolveDestination, type Destination } from "./destinations.js";
 import { applyFilters } from "./route-filters.js";
 import { destinationCandidates, findRoute, type MergedRouteRule, type RouteChoice } from "./routes.js";
+import { droppedSuffix } from "./route-drops.js";
 
 export interface OutboundEvaluation {
   decision: Decision;
@@ -40,7 +41,7 @@ export function decideOutbound(plan: OutboundPlan, facts: RequestFacts): Outboun
     kind: "MeshHTTPRoute" as const,
     policy: source.policy.name,
     rule: source.rule,
-    reason: `${facts.method} ${facts.path} to ${service} matched ${source.rule}.matches[${matched.matchIndex}]${ignored}`,
+    reason: `${facts.method} ${facts.path} to ${service} matched ${source.rule}.matches[${matched.matchIndex}]${ignored}${droppedSuffix(applied.request, applied.response)}`,
   };
   const extra = { ...base, matched, notApplied: applied.notApplied };
   if (applied.redirect) {

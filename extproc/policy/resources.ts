@@ -1,12 +1,14 @@
-// Non-policy Kuma resources the engine decides with: Mesh (is mTLS on?) and the service kinds `to[]` refs
-// resolve against (MeshService, MeshExternalService, MeshMultiZoneService), read from universal or CRD form.
+// Non-policy Kuma resources the engine decides with: Mesh (is mTLS on?), MeshIdentity (does this proxy have a
+// workload identity?) and the service kinds `to[]` refs resolve against (MeshService, MeshExternalService,
+// MeshMultiZoneService), read from universal or CRD form.
 import { LABEL } from "./dataplane.js";
 import { at, dropNulls, Issues, isObj, type Obj } from "./issues.js";
+import { meshIdentityFromSpec, type MeshIdentityResource } from "./mesh-identity.js";
 import type { Violation } from "./types.js";
 
-export const RESOURCE_KINDS = ["Mesh", "MeshService", "MeshExternalService", "MeshMultiZoneService"] as const;
+export const RESOURCE_KINDS = ["Mesh", "MeshService", "MeshExternalService", "MeshMultiZoneService", "MeshIdentity"] as const;
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
-export type ServiceKind = Exclude<ResourceKind, "Mesh">;
+export type ServiceKind = Exclude<ResourceKind, "Mesh" | "MeshIdentity">;
 
 export interface MeshResource {
   kind: "Mesh";
@@ -41,21 +43,24 @@ export interface ServiceResource {
   spec: Obj;
 }
 
-export type Resource = MeshResource | ServiceResource;
+export type Resource = MeshResource | ServiceResource | MeshIdentityResource;
 
 /** The resources given to the engine next to the policies. */
 export interface MeshResources {
   meshes: MeshResource[];
   services: ServiceResource[];
+  /** 2.12+ workload identities; optional for callers that have none. */
+  identities?: MeshIdentityResource[];
 }
 
 export const NO_RESOURCES: MeshResources = { meshes: [], services: [] };
 
 /** Groups a flat list (as a policy directory yields it) into MeshResources. */
 export function resourcesOf(list: readonly Resource[]): MeshResources {
-  const out: MeshResources = { meshes: [], services: [] };
+  const out: MeshResources = { meshes: [], services: [], identities: [] };
   for (const r of list) {
     if (r.kind === "Mesh") out.meshes.push(r);
+    else if (r.kind === "MeshIdentity") out.identities!.push(r);
     else out.services.push(r);
   }
   return out;
@@ -86,6 +91,7 @@ export function resourceFromObject(doc: unknown): { resource?: Resource; violati
   }
   const mesh = (crd ? labels[LABEL.mesh] : typeof o.mesh === "string" ? o.mesh : undefined) ?? "default";
   const name = namespace ? `${shortName}.${namespace}` : shortName;
+  if (kind === "MeshIdentity") return { resource: meshIdentityFromSpec(mesh, name, spec, o.status), violations: [] };
   const ns = labels[LABEL.namespace] ?? namespace;
   const svc: ServiceResource = {
     kind,

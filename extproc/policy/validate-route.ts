@@ -29,8 +29,10 @@ export function validateRouteRules(v: unknown, path: string, ctx: RouteRulesCont
     const filters = issues.arr(conf.filters, at(at(rp, "default"), "filters"), false);
     const allPrefix = (matches ?? []).every((m) => isObj(m) && isObj(m.path) && m.path.type === "PathPrefix");
     filters?.forEach((f, j) => validateFilter(f, at(at(at(rp, "default"), "filters"), j), { ...ctx, allPrefix }, issues));
-    const refs = issues.arr(conf.backendRefs, at(at(rp, "default"), "backendRefs"), false);
-    if (refs && refs.length > 0) issues.warn(at(at(rp, "default"), "backendRefs"), NOT_APPLIED_BACKEND_REFS);
+    const refsPath = at(at(rp, "default"), "backendRefs");
+    const refs = issues.arr(conf.backendRefs, refsPath, false);
+    refs?.forEach((r, j) => validateBackendRef(r, at(refsPath, j), ctx.traits, issues));
+    if (refs && refs.length > 0) issues.warn(refsPath, NOT_APPLIED_BACKEND_REFS);
   });
 }
 
@@ -106,6 +108,19 @@ function validateFilter(v: unknown, path: string, ctx: RouteRulesContext & { all
 const NOT_APPLIED_BACKEND_REFS = "not applied by meshext: ext_proc cannot choose the upstream cluster, so weights and backends are Envoy's route config's";
 
 const REDIRECT_CODES = [301, 302, 303, 307, 308];
+
+/** A BackendRef: a MeshService(Subset) or, as the version allows, a real service kind; `port` (2.7+), `weight`. */
+function validateBackendRef(v: unknown, path: string, traits: VersionTraits, issues: Issues): void {
+  const ref = issues.obj(v, path);
+  if (!ref) return;
+  const kinds = ["MeshService", "MeshServiceSubset", ...(["MeshExternalService", "MeshMultiZoneService"] as const).filter((k) => traits.realServiceKinds.has(k))];
+  issues.oneOf(ref.kind, at(path, "kind"), kinds);
+  if (ref.port !== undefined) {
+    if (traits.realServiceKinds.size === 0) issues.add(at(path, "port"), `must not be set (BackendRef port is new in Kuma 2.7)`);
+    else issues.int(ref.port, at(path, "port"), 1, 65535);
+  }
+  issues.int(ref.weight, at(path, "weight"), 0, Number.MAX_SAFE_INTEGER, false);
+}
 
 /** RequestRedirect and URLRewrite (validateFilters in meshhttproute/api/v1alpha1/validation.go at v2.14.3). */
 function validateRewrite(type: "RequestRedirect" | "URLRewrite", body: Obj, fp: string, ctx: RouteRulesContext & { allPrefix: boolean }, issues: Issues): void {

@@ -10,6 +10,8 @@ import { headerMapToMap, isEmptyEdits, toHeaderMutation } from "./headers.js";
 export const ATTRIBUTES_NAMESPACE = "envoy.filters.http.ext_proc";
 export const PEER_URI_SAN_ATTRIBUTE = "connection.uri_san_peer_certificate";
 export const SNI_ATTRIBUTE = "connection.requested_server_name";
+/** Every attribute requestFacts reads: envoy.yaml lists exactly these in ext_proc `request_attributes`. */
+export const REQUEST_ATTRIBUTES: readonly string[] = [PEER_URI_SAN_ATTRIBUTE, SNI_ATTRIBUTE];
 
 /** gRPC status codes for local replies to gRPC clients, by HTTP status. */
 const GRPC_STATUS_FOR_HTTP: Record<number, number> = { 400: 3, 401: 16, 403: 7, 404: 12, 429: 8, 503: 14, 504: 4 };

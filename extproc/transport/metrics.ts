@@ -14,6 +14,10 @@ function children<T>(make: (label: string) => T): (label: string) => T {
   };
 }
 
+/** Distinct policies given their own series in meshext_policy_decisions_total; later ones share policy="_other". */
+export const MAX_POLICY_SERIES = 100;
+export const OTHER_POLICY = "_other";
+
 export class TransportMetrics {
   readonly streamsOpened: Counter;
   readonly streamsEnded: Counter;
@@ -23,14 +27,19 @@ export class TransportMetrics {
   readonly replies: Counter<"kind">;
   readonly immediateResponses: Counter<"status">;
   readonly phaseDuration: Histogram<"phase">;
-  readonly decisions: Counter<"kind" | "action">;
+  readonly decisions: Counter<"kind" | "action" | "direction">;
   readonly delaysCapped: Counter;
+  readonly headerEditsDropped: Counter<"phase" | "reason">;
   readonly connectionsRotated: Counter;
   /** Children for the hot path, by label value. */
   readonly receivedIn: (phase: string) => { inc(): void };
   readonly timerFor: (phase: string) => { startTimer(): () => void };
   readonly repliedWith: (kind: string) => { inc(): void };
-  readonly decidedAs: (kindAndAction: string) => { inc(): void };
+  /** By "kind action direction". */
+  readonly decidedAs: (kindActionDirection: string) => { inc(): void };
+  readonly policyDecisions: Counter<"kind" | "policy" | "action">;
+  /** By "kind\0policy\0action", for decisions a named policy took. */
+  readonly decidedByPolicy: (kindPolicyAction: string) => { inc(): void };
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -48,15 +57,34 @@ export class TransportMetrics {
       buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2],
       registers,
     });
-    this.decisions = new Counter({ name: "meshext_decisions_total", help: "Policy decisions, by deciding policy kind and action.", labelNames: ["kind", "action"], registers });
+    this.decisions = new Counter({ name: "meshext_decisions_total", help: "Policy decisions, by deciding policy kind, action and direction (inbound/outbound listener).", labelNames: ["kind", "action", "direction"], registers });
     this.connectionsRotated = new Counter({ name: "meshext_extproc_connections_rotated_total", help: "HTTP/2 connections from Envoy asked to reconnect (graceful GOAWAY) after --max-streams-per-connection streams.", registers });
     this.receivedIn = children((phase) => this.messagesReceived.labels({ phase }));
     this.timerFor = children((phase) => this.phaseDuration.labels({ phase }));
     this.repliedWith = children((kind) => this.replies.labels({ kind }));
     this.decidedAs = children((key) => {
-      const [kind, action] = key.split(" ");
-      return this.decisions.labels({ kind: kind!, action: action! });
+      const [kind, action, direction] = key.split(" ");
+      return this.decisions.labels({ kind: kind!, action: action!, direction: direction! });
+    });
+    this.policyDecisions = new Counter({
+      name: "meshext_policy_decisions_total",
+      help: `Decisions taken by a named policy, by kind, policy name and action (the first ${MAX_POLICY_SERIES} policies seen get their own series, the rest policy="${OTHER_POLICY}").`,
+      labelNames: ["kind", "policy", "action"],
+      registers,
+    });
+    const namedPolicies = new Set<string>();
+    this.decidedByPolicy = children((key) => {
+      const [kind, policy, action] = key.split("\0");
+      const policyKey = `${kind}\0${policy}`;
+      if (namedPolicies.size < MAX_POLICY_SERIES) namedPolicies.add(policyKey);
+      return this.policyDecisions.labels({ kind: kind!, policy: namedPolicies.has(policyKey) ? policy! : OTHER_POLICY, action: action! });
     });
     this.delaysCapped = new Counter({ name: "meshext_fault_delays_capped_total", help: "Fault delays shortened to fit Envoy's message_timeout / max_message_timeout.", registers });
+    this.headerEditsDropped = new Counter({
+      name: "meshext_header_edits_dropped_total",
+      help: "Header edits sent that the shipped Envoy config's ext_proc mutation_rules drop (Envoy counts them in rejected_header_mutations), by phase and reason.",
+      labelNames: ["phase", "reason"],
+      registers,
+    });
   }
 }

@@ -1,7 +1,7 @@
 // One RequestProcessor per ext_proc stream (= per HTTP request): checks that Envoy's messages
 // come in a legal order, asks the Decider once on request_headers, and says what to send back.
 // PURE: no gRPC, no timers; the stream layer performs the returned Step.
-import type { Decider, Decision, Direction } from "../decision.js";
+import type { Decider, Decision, Direction, RequestFacts } from "../decision.js";
 import type { ProcessingRequest, ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
 import { continueRequestHeaders, continueResponseHeaders, immediateResponse, overrideMessageTimeout, passThrough, requestFacts } from "./mapping.js";
 
@@ -55,6 +55,8 @@ export class RequestProcessor {
   private decision: Decision | undefined;
   /** x-request-id of the HTTP request, once request_headers arrived (for logs). */
   requestId: string | undefined;
+  /** What the request_headers message said, once it arrived (for the decision log). */
+  facts: RequestFacts | undefined;
 
   constructor(
     private readonly decider: Decider,
@@ -102,6 +104,7 @@ export class RequestProcessor {
   private onRequestHeaders(msg: ProcessingRequest, headers: Extract<ProcessingRequest["request"], { $case: "requestHeaders" }>["requestHeaders"]): Step {
     const facts = requestFacts(headers, msg.attributes as Record<string, Record<string, unknown> | undefined>, this.direction);
     this.requestId = facts.requestId;
+    this.facts = facts;
     const decision = this.decider.decide(facts);
     this.decision = decision;
     const { delayMs, first, cappedFrom } = this.planDelay(decision.delayMs ?? 0);

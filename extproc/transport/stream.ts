@@ -3,8 +3,10 @@
 // a normal end. A bad message fails only its own stream with INVALID_ARGUMENT.
 import { status as GrpcStatus, type ServerDuplexStream } from "@grpc/grpc-js";
 import type { Decider, Direction } from "../decision.js";
+import type { DecisionRecorder } from "../decision-log/recorder.js";
 import type { ProcessingRequest, ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
 import type { Logger } from "../log.js";
+import { decisionDrops } from "../envoy-mutation-rules.js";
 import type { TransportMetrics } from "./metrics.js";
 import { RequestProcessor, snake, type ProcessorSettings } from "./processor.js";
 
@@ -16,6 +18,8 @@ export interface StreamDeps {
   settings: ProcessorSettings;
   metrics: TransportMetrics;
   log: Logger;
+  /** --decision-log, when on. */
+  decisionLog?: DecisionRecorder;
 }
 
 let nextStreamId = 1;
@@ -32,8 +36,9 @@ function replyKind(reply: ProcessingResponse): string {
 
 export function handleProcessStream(deps: StreamDeps, call: ServerDuplexStream<ProcessingRequest, ProcessingResponse>): void {
   const streamId = nextStreamId++;
-  const processor = new RequestProcessor(deps.decider(), directionOf(call), deps.settings);
-  const { metrics, log } = deps;
+  const direction = directionOf(call);
+  const processor = new RequestProcessor(deps.decider(), direction, deps.settings);
+  const { metrics, log, decisionLog } = deps;
   let done = false;
   let pending = 0;
   let halfClosed = false;
@@ -71,6 +76,7 @@ export function handleProcessStream(deps: StreamDeps, call: ServerDuplexStream<P
     const phaseLabel = phase ? snake(phase) : "none";
     metrics.receivedIn(phaseLabel).inc();
     const endTimer = metrics.timerFor(phaseLabel).startTimer();
+    const startedMs = decisionLog ? performance.now() : 0;
     let step;
     try {
       step = processor.handle(msg);
@@ -90,7 +96,10 @@ export function handleProcessStream(deps: StreamDeps, call: ServerDuplexStream<P
     }
     if (step.decision) {
       const e = step.decision.explain;
-      metrics.decidedAs(`${e.kind} ${e.action}`).inc();
+      metrics.decidedAs(`${e.kind} ${e.action} ${direction}`).inc();
+      if (e.policy !== undefined) metrics.decidedByPolicy(`${e.kind}\0${e.policy}\0${e.action}`).inc();
+      if (decisionLog) decisionLog.record(processor.facts!, step.decision, performance.now() - startedMs);
+      for (const d of decisionDrops(step.decision)) metrics.headerEditsDropped.labels({ phase: d.phase, reason: d.reason }).inc();
       if (log.isLevelEnabled("debug")) {
         log.debug({ streamId, requestId: processor.requestId, decision: step.decision.type, ...e, delayMs: step.delayMs }, "decision");
       }

@@ -1,5 +1,7 @@
 // Test helpers for the control plane: temp data dirs, a server on 127.0.0.1:0, JSON requests, sample policies.
+import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "../../extproc/log.js";
@@ -65,4 +67,45 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
 /** A ContainerPatch in Kuma's universal REST form (global: no mesh); values in Kuma's JSON-string style. */
 export function containerPatch(name: string, spec: Record<string, unknown> = { sidecarPatch: [{ op: "add", path: "/securityContext/privileged", value: "true" }] }) {
   return { type: "ContainerPatch", name, spec };
+}
+
+type Teardown = { teardown(fn: () => Promise<void> | void): void };
+
+/** A control plane on a fresh temp dir, stopped and removed when the test ends. */
+export async function controlPlaneFor(t: Teardown, opts: Partial<ControlPlaneOptions> = {}) {
+  const dir = await tempDir();
+  const cp = await startTestControlPlane(dir.path, opts);
+  t.teardown(async () => {
+    await cp.stop();
+    await dir.remove();
+  });
+  return { cp, dir };
+}
+
+export interface UpProcess {
+  /** Resolves to the exit code. */
+  exited: Promise<number | null>;
+  /** What it printed on stderr so far (the banner). */
+  banner(): string;
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** `meshext up` as a child process on free ports with a fresh data dir; SIGKILLed and cleaned up when the test ends. */
+export async function startUp(t: Teardown): Promise<UpProcess> {
+  const cli = fileURLToPath(new URL("../../extproc/cli.js", import.meta.url));
+  const dir = await tempDir();
+  const child = spawn(
+    process.execPath,
+    [cli, "up", "--listen", "127.0.0.1:0", "--data-dir", join(dir.path, "cp"), "--", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--drain-min", "0", "--drain-time", "200"],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  let banner = "";
+  child.stderr.on("data", (c: Buffer) => (banner += c.toString()));
+  t.teardown(async () => {
+    child.kill("SIGKILL");
+    await exited;
+    await dir.remove();
+  });
+  return { exited, banner: () => banner, kill: (signal) => child.kill(signal) };
 }

@@ -102,6 +102,27 @@ test("drain › the deadline holds when Envoy and the control plane never answer
   t.deepEqual(result(), { exitCode: 0, forced: false });
 });
 
+test("drain › the last poll interval is shortened so the wait ends exactly at the deadline", async (t) => {
+  // given polls every 200ms from 5000ms and a deadline at 5300ms that is not on that grid
+  const { clock, rec, drain } = setup({ drainTimeMs: 5300 });
+  rec.inflight = 2;
+  drain.signal("SIGTERM");
+  await clock.advance(10_000);
+  // then the wait ends at 5300ms, not at the next poll (5400ms)
+  t.is(rec.at("deregister"), 5300);
+});
+
+test("drain › a hanging Envoy call is cut at the deadline when that comes before the call timeout", async (t) => {
+  // given a 1s drain time, a 2s call timeout and an Envoy admin that never answers
+  const { clock, rec, drain } = setup({ drainMinMs: 0, drainTimeMs: 1000 });
+  rec.hang.add("failEnvoyHealthchecks");
+  drain.signal("SIGTERM");
+  await clock.advance(10_000);
+  // then the control plane hears "draining" and the dataplane is deregistered at the deadline, not after 2s
+  t.is(rec.at("markDraining"), 1000);
+  t.is(rec.at("deregister"), 1000);
+});
+
 test("drain › failing effects are logged and the sequence goes on", async (t) => {
   const { clock, rec, drain, result } = setup();
   for (const name of ["failEnvoyHealthchecks", "markDraining", "readInflight", "deregister", "stopEnvoy"] as const) rec.fail.add(name);
@@ -182,7 +203,7 @@ test("drain › drained resolves after deregistration and before Envoy stops", a
 
 test("drain › snapshot reports serving, then since and deadline", async (t) => {
   const { clock, drain } = setup();
-  t.deepEqual(drain.snapshot(), { phase: "serving", sinceMs: undefined, deadlineMs: undefined, drainedAtMs: undefined, inflightAtExit: undefined });
+  t.deepEqual(drain.snapshot(), { phase: "serving", mode: undefined, sinceMs: undefined, deadlineMs: undefined, drainedAtMs: undefined, inflightAtExit: undefined });
   await clock.advance(10);
   drain.signal("SIGTERM");
   t.is(drain.snapshot().sinceMs, 1_000_010);

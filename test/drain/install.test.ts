@@ -163,3 +163,31 @@ test("drain › metrics show draining, duration and in-flight at exit", async (t
   const duration = Number(/^meshext_sidecar_drain_duration_seconds (\S+)$/m.exec(metrics)?.[1]);
   t.true(duration >= 0.5 && duration < 2, `duration ${duration}s`);
 });
+
+test("drain › POST /drain?mode=forever reports draining everywhere the timed drain does, calls Envoy with skip_exit, does not deregister", async (t) => {
+  const { envoy, drain, base, healthServing, registry, order } = await setup(t);
+  const res = await fetch(`${base}/drain?mode=forever`, { method: "POST" });
+  t.is(res.status, 202);
+  await new Promise((r) => setTimeout(r, 300));
+  t.like(await (await fetch(`${base}/drain`)).json(), { draining: true, deadline: null });
+  t.is((await fetch(`${base}/ready`)).status, 503);
+  t.deepEqual(healthServing, [false]);
+  const metrics = await registry.metrics();
+  t.regex(metrics, /^meshext_sidecar_draining 1$/m);
+  t.regex(metrics, /^meshext_sidecar_draining_forever 1$/m);
+  t.deepEqual(order(), ["envoy POST /healthcheck/fail", "envoy POST /drain_listeners", "cp markDraining"]);
+  t.is(envoy.calls.find((c) => c.path === "/drain_listeners")?.url, "/drain_listeners?inboundonly&graceful&skip_exit");
+  t.is((await fetch(`${base}/drain?mode=sometimes`, { method: "POST" })).status, 400);
+  // the SIGTERM that ends it: straight to deregistration and exit
+  t.is(drain.signal("SIGTERM"), "hurry");
+  t.deepEqual(await drain.done, { exitCode: 0, forced: false });
+  t.deepEqual(order().slice(3), ["cp deregister", "servers closed"]);
+});
+
+test("drain › POST /quitquitquit: no Envoy drain, Envoy told to quit, exit 0", async (t) => {
+  const { drain, base, order } = await setup(t);
+  const res = await fetch(`${base}/quitquitquit`, { method: "POST" });
+  t.is(res.status, 202);
+  t.deepEqual(await drain.done, { exitCode: 0, forced: false });
+  t.deepEqual(order(), ["cp deregister", "envoy POST /quitquitquit", "servers closed"]);
+});

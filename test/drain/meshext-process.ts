@@ -19,7 +19,11 @@ export interface MeshextProcess {
 
 export function spawnMeshext(args: string[]): MeshextProcess {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("MESHEXT_")));
-  const child = spawn(process.execPath, [CLI_PATH, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  return watchProcess(spawn(process.execPath, [CLI_PATH, ...args], { env, stdio: ["ignore", "pipe", "pipe"] }));
+}
+
+/** Collects the JSON lines and stderr of any child with piped stdout/stderr (a meshext or a stand-in). */
+export function watchProcess(child: ChildProcess): MeshextProcess {
   const lines: (LogLine & { receivedAtMs: number })[] = [];
   const waiters = new Set<() => void>();
   let buffered = "";

@@ -25,10 +25,12 @@ export class RecordingEffects {
       setHealthNotServing: () => void call("setHealthNotServing", undefined),
       failEnvoyHealthchecks: () => call("failEnvoyHealthchecks", undefined),
       drainListeners: () => call("drainListeners", undefined),
+      drainListenersForever: () => call("drainListenersForever", undefined),
       markDraining: () => call("markDraining", undefined),
       readInflight: () => call("readInflight", this.inflight),
       deregister: () => call("deregister", undefined),
       stopEnvoy: () => call("stopEnvoy", undefined),
+      quitEnvoy: () => call("quitEnvoy", undefined),
       closeServers: () => call("closeServers", undefined),
     };
   }

@@ -8,13 +8,13 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { DockerComposeEnvironment, getContainerRuntimeClient, Wait, type StartedDockerComposeEnvironment } from "testcontainers";
 import { DRAIN_METRIC } from "../../extproc/drain/metrics.js";
+import { E2E_SERVICES, EPHEMERAL_PORTS } from "./compose-env.js";
 import { http1Client, http2Client, type Client } from "./traffic.js";
 
 const ENVOY_DIR = join(process.cwd(), "envoy");
 const CONTRACT = JSON.parse(readFileSync(join(process.cwd(), "wasm", "contract.json"), "utf8")) as Record<string, string>;
 const TOKEN = "demo-token"; // envoy/docker-compose.yml control-plane --token
 const WEB = { "x-kuma-tags": "&kuma.io/service=web&" }; // trusted by the compose sidecar (--trust-kuma-tags-header)
-const SERVICES = ["envoy", "control-plane", "seed", "sidecar", "app", "prometheus"]; // not the demo load client
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -73,13 +73,14 @@ test.serial("envoy › e2e: SIGTERM under load drops nothing, closes keep-alive 
   t.teardown(async () => void (await env?.down({ timeout: 10_000 })));
   env = await new DockerComposeEnvironment(ENVOY_DIR, "docker-compose.yml")
     .withBuild()
+    .withEnvironment(EPHEMERAL_PORTS) // Docker picks the host ports; getMappedPort() below finds them
     .withStartupTimeout(15 * 60_000)
     .withWaitStrategy("sidecar-1", Wait.forLogMessage(/"msg":"listening"/))
     .withWaitStrategy("app-1", Wait.forLogMessage(/demo app listening/))
     .withWaitStrategy("envoy-1", Wait.forLogMessage(/starting main dispatch loop/))
     .withWaitStrategy("prometheus-1", Wait.forLogMessage(/Server is ready to receive web requests/))
     .withWaitStrategy("control-plane-1", Wait.forHealthCheck())
-    .up(SERVICES);
+    .up(E2E_SERVICES);
   const envoyContainer = env.getContainer("envoy-1");
   const host = envoyContainer.getHost();
   const inbound = `http://${host}:${envoyContainer.getMappedPort(8080)}`;

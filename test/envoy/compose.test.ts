@@ -2,19 +2,31 @@
 // agree with envoy.yaml (flags go through the real flag parsers), and the seeder fills a real control plane.
 import test from "ava";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CONTROL_PLANE_FLAGS, loadControlPlaneConfig } from "../../extproc/config/control-plane.js";
 import { loadSidecarConfig } from "../../extproc/config/sidecar.js";
 import { spawnMeshext } from "../drain/meshext-process.js";
+import { E2E_SERVICES, EPHEMERAL_PORTS } from "../e2e/compose-env.js";
 import { clusterAddress, COMPOSE_YAML, durationMs, ENVOY_DIR, envoyConfig, hcm, hostPort, httpFilter, listener, PROMETHEUS_YML, readYaml, ROOT, type Yaml } from "./envoy-config.js";
 
 const compose = (): Yaml => readYaml(COMPOSE_YAML);
 const dockerfile = (): string => readFileSync(join(ENVOY_DIR, "Dockerfile"), "utf8");
 const portOf = (hostPortText: string): number => Number(hostPortText.slice(hostPortText.lastIndexOf(":") + 1));
-/** Container ports a service publishes ("8080:8080" → 8080). */
-const published = (service: Yaml): number[] => (service.ports ?? []).map((p: string) => Number(String(p).split(":").pop()));
+/** Compose's `${VAR:-default}` interpolation, with `env` as the environment. */
+const interpolate = (text: string, env: Record<string, string> = {}): string =>
+  text.replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => env[name] ?? fallback);
+/** Container ports a service publishes ("8080:8080" → 8080), defaults interpolated. */
+const published = (service: Yaml): number[] => (service.ports ?? []).map((p: string) => Number(interpolate(String(p)).split(":").pop()));
+/** A Dockerfile COPY line: its flags (--from=, --chmod=), sources and destination. */
+function copyLine(line: string): { flags: string[]; sources: string[]; dest: string } | undefined {
+  if (!line.startsWith("COPY ")) return undefined;
+  const words = line.slice(5).trim().split(/\s+/);
+  const flags = words.filter((w) => w.startsWith("--"));
+  const rest = words.filter((w) => !w.startsWith("--"));
+  return { flags, sources: rest.slice(0, -1), dest: rest[rest.length - 1]! };
+}
 
 /** The Dockerfile stage named `name`: its FROM image and its lines. */
 function stage(name: string): { from: string; lines: string[] } {
@@ -46,16 +58,17 @@ test("envoy › the Envoy image is the official one pinned to a version >= 1.37 
   const asconfig = JSON.parse(readFileSync(join(ROOT, "asconfig.json"), "utf8"));
   const text = envoy.lines.join("\n");
   t.regex(text, /^WORKDIR \/meshext$/m, "envoy.yaml's relative wasm path is resolved from the repo layout");
-  t.true(text.includes(`COPY --from=build /meshext/${asconfig.targets.release.outFile} ./${asconfig.targets.release.outFile}`));
-  t.true(text.includes("COPY envoy/envoy.yaml ./envoy/envoy.yaml"));
+  const copies = envoy.lines.map(copyLine).filter((c) => c !== undefined);
+  t.true(copies.some((c) => c.flags.includes("--from=build") && c.sources[0] === `/meshext/${asconfig.targets.release.outFile}` && c.dest === `./${asconfig.targets.release.outFile}`));
+  t.true(copies.some((c) => c.sources[0] === "envoy/envoy.yaml" && c.dest === "./envoy/envoy.yaml"));
   t.regex(text, /CMD \["envoy", "-c", "envoy\/envoy\.yaml"/);
 });
 
 test("envoy › files the Dockerfile copies and the compose volumes mount exist", (t) => {
   for (const line of dockerfile().split("\n")) {
-    const m = /^COPY (?!--from)(.+) \S+$/.exec(line);
-    if (!m) continue;
-    for (const src of m[1]!.split(/\s+/)) if (src !== ".") t.true(existsSync(join(ROOT, src)), `Dockerfile copies missing ${src}`);
+    const copy = copyLine(line);
+    if (!copy || copy.flags.some((f) => f.startsWith("--from="))) continue;
+    for (const src of copy.sources) if (src !== ".") t.true(existsSync(join(ROOT, src)), `Dockerfile copies missing ${src}`);
   }
   for (const [name, service] of Object.entries<Yaml>(compose().services)) {
     for (const volume of service.volumes ?? []) {
@@ -129,9 +142,42 @@ test("envoy › the compose seeder puts every sample policy into a real control 
   // When the seeder runs twice
   const first = seed();
   const second = seed();
-  // Then the first run creates the four sample policies and the second keeps them
-  t.is(first.match(/^created /gm)?.length, 4, first);
-  t.is(second.match(/^kept /gm)?.length, 4, second);
+  // Then the first run creates every sample resource (the Mesh and the policies) and the second keeps them
+  const samples = readdirSync(join(ENVOY_DIR, "policies")).filter((f) => /\.ya?ml$/.test(f)).length;
+  t.is(first.match(/^created /gm)?.length, samples, first);
+  t.is(second.match(/^kept /gm)?.length, samples, second);
   const mtp = await (await fetch(`${url}/meshes/default/meshtrafficpermissions/backend-allow-web`)).json();
   t.is(mtp.name, "backend-allow-web");
+});
+
+test("envoy › files copied into the Envoy image are world-readable (--chmod), since Envoy runs as the non-root envoy user", (t) => {
+  // Envoy's official image drops to the `envoy` user: a file copied with the build host's 0600 mode is unreadable.
+  const copies = stage("envoy").lines.map(copyLine).filter((c) => c !== undefined);
+  t.true(copies.length >= 2);
+  for (const c of copies) t.true(c.flags.some((f) => /^--chmod=0?[0-7][4-7][4-7]$/.test(f)), `COPY ${c.sources.join(" ")}: no world-readable --chmod`);
+  t.regex(dockerfile().split("\n")[0]!, /^# syntax=docker\/dockerfile:1\.\d+/, "COPY --chmod needs the BuildKit Dockerfile frontend");
+});
+
+test("envoy › the compose stack builds the meshext image once; the other services run that image without building or pulling it", (t) => {
+  const services = Object.entries<Yaml>(compose().services);
+  const builders = services.filter(([, s]) => s.build?.target === "meshext");
+  t.deepEqual(builders.map(([name]) => name), ["control-plane"]);
+  const image = builders[0]![1].image;
+  const users = services.filter(([, s]) => s.image === image && !s.build);
+  t.true(users.length >= 2, `only ${users.map(([n]) => n).join(", ")} reuse ${image}`);
+  for (const [name, s] of users) t.is(s.pull_policy, "never", `${name}: ${image} is built here, never pulled`);
+});
+
+test("envoy › the e2e publishes every port on an ephemeral host port; the demo keeps its fixed ones", (t) => {
+  const services = compose().services;
+  for (const name of E2E_SERVICES) {
+    for (const spec of (services[name]?.ports ?? []) as string[]) {
+      const m = /^\$\{(\w+):-(\d+):(\d+)\}$/.exec(spec);
+      t.truthy(m, `${name}: port ${spec} is not \${VAR:-host:container}`);
+      if (!m) continue;
+      t.is(m[2], m[3], `${name}: the demo publishes ${m[3]} on the same host port`);
+      t.is(EPHEMERAL_PORTS[m[1]!], m[3], `${name}: the e2e does not set ${m[1]} to the bare container port`);
+      t.is(interpolate(spec, EPHEMERAL_PORTS), m[3]);
+    }
+  }
 });

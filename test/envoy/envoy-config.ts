@@ -7,8 +7,15 @@ import { parse } from "yaml";
 export const ROOT = process.cwd();
 export const ENVOY_DIR = join(ROOT, "envoy");
 export const ENVOY_YAML = join(ENVOY_DIR, "envoy.yaml");
+/** The mTLS variant of envoy.yaml (inbound listener with a DownstreamTlsContext). */
+export const ENVOY_MTLS_YAML = join(ENVOY_DIR, "envoy-mtls.yaml");
+/** Every shipped Envoy bootstrap: the static checks run over each. */
+export const ENVOY_CONFIGS = [ENVOY_YAML, ENVOY_MTLS_YAML];
 export const COMPOSE_YAML = join(ENVOY_DIR, "docker-compose.yml");
 export const PROMETHEUS_YML = join(ENVOY_DIR, "prometheus.yml");
+export const ALERTS_YML = join(ENVOY_DIR, "prometheus", "alerts.yml");
+export const ALERTS_TEST_YML = join(ENVOY_DIR, "prometheus", "alerts.test.yml");
+export const DASHBOARD_JSON = join(ENVOY_DIR, "grafana", "dashboards", "meshext.json");
 
 // Loose shapes: the proto walk (protos.test.ts) is what proves the structure; these only navigate it.
 /* eslint-disable @typescript-eslint/no-explicit-any */

@@ -2,14 +2,26 @@
 // unknown fields, unresolved @types, bad Durations and enum names are errors, each reported with its path.
 import test from "ava";
 import { walkMessage } from "../helpers/envoy-proto-walk.js";
-import { envoyConfig } from "./envoy-config.js";
+import { ENVOY_CONFIGS, envoyConfig, readYaml } from "./envoy-config.js";
 
 const BOOTSTRAP = "envoy.config.bootstrap.v3.Bootstrap";
 
-test("envoy › envoy.yaml decodes as a Bootstrap with no unknown field, unresolved type or deprecated field", (t) => {
-  const result = walkMessage(envoyConfig(), BOOTSTRAP);
-  t.deepEqual(result.problems, [], result.problems.map((p) => `${p.path}: ${p.message}`).join("\n"));
-  t.deepEqual(result.deprecated, []);
+for (const file of ENVOY_CONFIGS) {
+  const name = file.split("/").pop()!;
+  test(`envoy › ${name} decodes as a Bootstrap with no unknown field, unresolved type or deprecated field`, (t) => {
+    const result = walkMessage(readYaml(file), BOOTSTRAP);
+    t.deepEqual(result.problems, [], result.problems.map((p) => `${p.path}: ${p.message}`).join("\n"));
+    t.deepEqual(result.deprecated, []);
+  });
+}
+
+test("envoy › the proto walk flags the wasm filter's deprecated fail_open (Envoy 1.37's wasm.proto)", (t) => {
+  const config = envoyConfig();
+  const wasm = config.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters
+    .find((f: { name: string }) => f.name === "envoy.filters.http.wasm").typed_config.config;
+  delete wasm.failure_policy;
+  wasm.fail_open = true;
+  t.deepEqual(walkMessage(config, BOOTSTRAP).deprecated.map((p) => p.split(".").pop()), ["fail_open"]);
 });
 
 test("envoy › every typed_config in envoy.yaml resolves to a type, the wasm filter's included", (t) => {

@@ -4,7 +4,7 @@ import test from "ava";
 import { SIDECAR_FLAGS } from "../../extproc/config/sidecar.js";
 import { adminUrl, spawnMeshext } from "../drain/meshext-process.js";
 import { EnvoyProcess, ProxyWasmHost } from "../helpers/proxy-wasm-host.js";
-import { CONTRACT, exchange, FILTER_WASM } from "../wasm/fixtures.js";
+import { closeResponses, CONTRACT, exchange, FILTER_WASM } from "../wasm/fixtures.js";
 import { clusterAddress, clusters, envoyConfig, hostPort, wasmPluginConfig } from "./envoy-config.js";
 
 /** The filter in an emulated Envoy that knows exactly envoy.yaml's clusters. */
@@ -71,6 +71,7 @@ test("envoy › the real sidecar's /drain answers drive the real filter: serving
   const before = exchange(host, { protocol: "HTTP/1.1" });
   // Then no close, gauge 0, a successful poll
   t.is(host.responseHeader(before, "connection"), undefined);
+  t.is(host.responseHeader(before, CONTRACT.closeHeader!), undefined);
   t.is(host.metric(CONTRACT.metricDraining!), 0);
   t.is(host.metric(CONTRACT.metricPollSuccesses!), 1);
 
@@ -80,8 +81,9 @@ test("envoy › the real sidecar's /drain answers drive the real filter: serving
   const during = exchange(host, { protocol: "HTTP/1.1" });
   // Then HTTP/1.1 responses carry connection: close (for the Lua shim), the gauge is 1, no poll errors
   t.is(host.responseHeader(during, "connection"), "close");
+  t.is(host.responseHeader(during, CONTRACT.closeHeader!), CONTRACT.closeHeaderValue);
   t.is(host.responseHeader(during, CONTRACT.drainingHeader!), CONTRACT.drainingHeaderValue);
   t.is(host.metric(CONTRACT.metricDraining!), 1);
-  t.is(host.metric(CONTRACT.metricCloseResponses!), 1);
+  t.is(closeResponses(host), 1);
   t.is(host.metric(CONTRACT.metricPollSuccesses!), 2);
 });

@@ -1,4 +1,4 @@
-// A test client that behaves like Envoy's ext_proc HTTP filter (reference/ext-proc.md §5):
+// A test client that behaves like Envoy's ext_proc HTTP filter (source/extensions/filters/http/ext_proc/ in Envoy):
 // one stream per HTTP request, strict lock-step with a message timer, processing modes and
 // mode_override, mutation rules, immediate responses, fail-open/closed, and both close patterns.
 import { credentials, Metadata, status as GrpcStatus, type ClientDuplexStream } from "@grpc/grpc-js";

@@ -1,25 +1,16 @@
-// How Envoy's ext_proc applies a HeaderMutation (mutation_utils.cc / mutation_rules.cc, reference
-// ext-proc.md §1.10): raw_value only, routing / system / x-envoy-* rules, APPEND vs SET. For the test client.
+// How Envoy's ext_proc applies a HeaderMutation (Envoy's ext_proc mutation_utils.cc): raw_value only, the rule
+// check (extproc/envoy-mutation-rules.ts, Envoy's mutation_rules.cc), APPEND vs SET. For the test client.
+import { dropReason, type MutationOp, type MutationRules as EnvoyMutationRules } from "../../extproc/envoy-mutation-rules.js";
 import type { HeaderMutation } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
 
 export type Headers = Array<[string, string]>;
 
-export interface MutationRules {
-  allowAllRouting?: boolean;
-  allowEnvoy?: boolean;
+export interface MutationRules extends Pick<EnvoyMutationRules, "allowAllRouting" | "allowEnvoy" | "allowExpression"> {
   /** A denied mutation fails the request instead of being dropped. */
   disallowIsError?: boolean;
 }
 
-const ROUTING_HEADERS = new Set(["host", ":authority", ":method", ":scheme"]);
-
-function denied(key: string, op: "set" | "append" | "remove", rules: MutationRules): boolean {
-  if (op === "remove" && (key.startsWith(":") || key === "host")) return true;
-  if (ROUTING_HEADERS.has(key) && !rules.allowAllRouting) return true;
-  if (key.startsWith(":") && op === "append") return true;
-  if (key.startsWith("x-envoy-") && !rules.allowEnvoy) return true;
-  return false;
-}
+const denied = (key: string, op: MutationOp, rules: MutationRules): boolean => dropReason(key, op, rules) !== undefined;
 
 function removeAll(headers: Headers, key: string): void {
   for (let i = headers.length - 1; i >= 0; i--) if (headers[i]![0] === key) headers.splice(i, 1);

@@ -23,7 +23,20 @@ export const ENVOY_PROTO_FILES = [
   "envoy/extensions/filters/http/wasm/v3/wasm.proto",
   "envoy/extensions/filters/http/health_check/v3/health_check.proto",
   "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
+  "envoy/extensions/transport_sockets/tls/v3/tls.proto",
 ];
+
+/**
+ * Envoy 1.37 fields newer than the vendored protos (grpc-js-xds deps), added the way Envoy's wasm.proto declares
+ * them: PluginConfig.failure_policy (Envoy PR #31285, 1.29) with its FailurePolicy enum, and fail_open deprecated.
+ */
+function addNewerFields(root: protobuf.Root): void {
+  const plugin = root.lookupType("envoy.extensions.wasm.v3.PluginConfig");
+  if (plugin.fields.failure_policy) return;
+  plugin.add(new protobuf.Enum("FailurePolicy", { UNSPECIFIED: 0, FAIL_RELOAD: 1, FAIL_CLOSED: 2, FAIL_OPEN: 3 }));
+  plugin.add(new protobuf.Field("failure_policy", 7, "FailurePolicy"));
+  plugin.fields.fail_open!.options = { ...plugin.fields.fail_open!.options, deprecated: true };
+}
 
 let cached: protobuf.Root | undefined;
 
@@ -46,6 +59,7 @@ export function envoyProtoRoot(): protobuf.Root {
     return original(origin, target) ?? target;
   };
   root.loadSync(ENVOY_PROTO_FILES, { keepCase: true });
+  addNewerFields(root);
   root.resolveAll();
   cached = root;
   return root;

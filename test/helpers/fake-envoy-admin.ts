@@ -1,5 +1,6 @@
-// A stand-in Envoy admin on 127.0.0.1:0: records every call with its time, serves
-// /stats?format=json with a settable downstream_rq_active, and can be told to hang or fail.
+// A stand-in Envoy admin on 127.0.0.1 (port 0 unless given): records every call with its time, serves
+// /stats?format=json with a settable downstream_rq_active and /ready (503 after /healthcheck/fail),
+// calls onQuit on /quitquitquit, and can be told to hang or fail.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -22,6 +23,9 @@ export class FakeEnvoyAdmin {
   statPrefix = "inbound";
   /** "hang": never answer; "fail": answer 503. */
   mode: FakeMode = "ok";
+  /** Called after answering POST /quitquitquit. */
+  onQuit: () => void = () => {};
+  private healthFailed = false;
   private readonly hanging = new Set<ServerResponse>();
 
   private constructor(
@@ -29,10 +33,10 @@ export class FakeEnvoyAdmin {
     readonly url: string,
   ) {}
 
-  static async start(): Promise<FakeEnvoyAdmin> {
+  static async start(listenPort = 0): Promise<FakeEnvoyAdmin> {
     let self: FakeEnvoyAdmin | undefined;
     const server = createServer((req, res) => self!.handle(req, res));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve) => server.listen(listenPort, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
     self = new FakeEnvoyAdmin(server, `http://127.0.0.1:${port}`);
     return self;
@@ -75,8 +79,14 @@ export class FakeEnvoyAdmin {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ stats }));
       return;
     }
-    if (req.method === "POST" && (url.pathname === "/healthcheck/fail" || url.pathname === "/drain_listeners")) {
+    if (req.method === "GET" && url.pathname === "/ready") {
+      res.writeHead(this.healthFailed ? 503 : 200, { "content-type": "text/plain" }).end(this.healthFailed ? "DRAINING\n" : "LIVE\n");
+      return;
+    }
+    if (req.method === "POST" && (url.pathname === "/healthcheck/fail" || url.pathname === "/drain_listeners" || url.pathname === "/quitquitquit")) {
+      if (url.pathname === "/healthcheck/fail") this.healthFailed = true;
       res.writeHead(200, { "content-type": "text/plain" }).end("OK\n");
+      if (url.pathname === "/quitquitquit") this.onQuit();
       return;
     }
     res.writeHead(404).end("invalid path\n");

@@ -26,14 +26,28 @@ export function freePort(): Promise<number> {
 
 /**
  * The repo's scrape config with each kept job pointed at a new target and every interval at `intervalS`.
- * Jobs not in `targets` are dropped (nothing to scrape for them here).
+ * Jobs not in `targets` are dropped (nothing to scrape for them here); `ruleFiles` (absolute paths) replace rule_files.
  */
-export function scrapeConfigFor(repoConfig: { global?: Record<string, unknown>; scrape_configs: Array<Record<string, unknown>> }, targets: Record<string, string>, intervalS = 1): string {
+export function scrapeConfigFor(
+  repoConfig: { global?: Record<string, unknown>; scrape_configs: Array<Record<string, unknown>>; rule_files?: string[] },
+  targets: Record<string, string | string[]>,
+  intervalS = 1,
+  ruleFiles: string[] = [],
+): string {
   const interval = `${intervalS}s`;
   const jobs = repoConfig.scrape_configs
     .filter((job) => String(job.job_name) in targets)
-    .map((job) => ({ ...job, scrape_interval: interval, static_configs: [{ targets: [targets[String(job.job_name)]] }] }));
-  return stringify({ ...repoConfig, global: { ...repoConfig.global, scrape_interval: interval, evaluation_interval: interval }, scrape_configs: jobs });
+    .map((job) => ({ ...job, scrape_interval: interval, static_configs: [{ targets: [targets[String(job.job_name)]!].flat() }] }));
+  // The repo's rule_files are relative to envoy/; the config is written elsewhere, so callers pass absolute paths.
+  return stringify({ ...repoConfig, rule_files: ruleFiles, global: { ...repoConfig.global, scrape_interval: interval, evaluation_interval: interval }, scrape_configs: jobs });
+}
+
+export interface RuleState {
+  name: string;
+  query: string;
+  health: string;
+  lastError?: string;
+  lastEvaluation: string;
 }
 
 export class RunningPrometheus {
@@ -75,6 +89,12 @@ export class RunningPrometheus {
     const body = (await res.json()) as { status: string; error?: string; data?: { resultType: string; result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
     if (body.status !== "success") throw new Error(`query ${expr}: ${body.error}`);
     return (body.data?.result ?? []).map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
+  }
+
+  /** The loaded alerting and recording rules with their evaluation health, through /api/v1/rules. */
+  async rules(): Promise<RuleState[]> {
+    const body = (await (await fetch(`${this.url}/api/v1/rules`)).json()) as { data: { groups: Array<{ rules: RuleState[] }> } };
+    return body.data.groups.flatMap((g) => g.rules);
   }
 
   /** Polls `expr` until `accept` holds for its result (or the time is up: returns the last result). */

@@ -1,4 +1,4 @@
-// proxy-wasm ABI 0.2.1 as Envoy links it (reference/proxy-wasm-abi.md): codes, the import names that
+// proxy-wasm ABI 0.2.1 as Envoy links it (proxy-wasm/spec abi-versions/v0.2.1, proxy-wasm-cpp-host): codes, the import names that
 // link, the calls allowed during _initialize, and the export signatures Envoy checks.
 
 export const Status = {

@@ -9,6 +9,7 @@ import {
 import { decodePairs, encodePairs, HeaderPairs } from "./proxy-wasm-pairs.js";
 import { EnvoyProcess } from "./proxy-wasm-process.js";
 import { buildImports, HostStatus } from "./proxy-wasm-imports.js";
+import { utf8Bytes, utf8Text } from "./utf8.js";
 import { exportedFunctionSignatures } from "./wasm-binary.js";
 
 export { EnvoyProcess } from "./proxy-wasm-process.js";
@@ -65,7 +66,6 @@ export interface Phase {
 
 type Exports = Record<string, (...args: number[]) => number>;
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 function toPairs(headers: Record<string, string> | HeaderPairs): HeaderPairs {
   const pairs = Array.isArray(headers) ? headers : Object.entries(headers);
@@ -79,6 +79,9 @@ function envoyAction(raw: number, localReplySent: boolean): number {
   }
   return raw;
 }
+
+/** The phase of every stream callback (shared: a callback never changes its phase object). */
+const STREAM_PHASE: Phase = { name: "stream" };
 
 export class ProxyWasmHost {
   readonly logEntries: LogEntry[] = [];
@@ -116,35 +119,67 @@ export class ProxyWasmHost {
 
   // ---- memory, used by the import implementations ---------------------------------------------------------------------
 
+  // Views over the module's memory, rebuilt only when memory.grow replaced its buffer.
+  private viewedBuffer?: ArrayBuffer;
+  private u8 = new Uint8Array(0);
+  private dv = new DataView(new ArrayBuffer(0));
+
+  private views(): { u8: Uint8Array; dv: DataView } {
+    const buffer = this.memory.buffer;
+    if (buffer !== this.viewedBuffer) {
+      this.viewedBuffer = buffer;
+      this.u8 = new Uint8Array(buffer);
+      this.dv = new DataView(buffer);
+    }
+    return { u8: this.u8, dv: this.dv };
+  }
+
   bytes(ptr: number, len: number): Uint8Array {
-    const view = new Uint8Array(this.memory.buffer);
+    const view = this.views().u8;
     if (ptr < 0 || len < 0 || ptr + len > view.length) throw new HostStatus(Status.InvalidMemoryAccess);
     return view.slice(ptr, ptr + len);
   }
 
   text(ptr: number, len: number): string {
-    const view = new Uint8Array(this.memory.buffer);
+    const view = this.views().u8;
     if (ptr < 0 || len < 0 || ptr + len > view.length) throw new HostStatus(Status.InvalidMemoryAccess);
-    return decoder.decode(view.subarray(ptr, ptr + len));
+    return utf8Text(view.subarray(ptr, ptr + len));
   }
 
   writeU32(ptr: number, value: number): void {
-    if (ptr + 4 > this.memory.buffer.byteLength) throw new HostStatus(Status.InvalidMemoryAccess);
-    new DataView(this.memory.buffer).setUint32(ptr, value >>> 0, true);
+    const { dv } = this.views();
+    if (ptr + 4 > dv.byteLength) throw new HostStatus(Status.InvalidMemoryAccess);
+    dv.setUint32(ptr, value >>> 0, true);
   }
 
   writeU64(ptr: number, value: bigint): void {
-    if (ptr + 8 > this.memory.buffer.byteLength) throw new HostStatus(Status.InvalidMemoryAccess);
-    new DataView(this.memory.buffer).setBigUint64(ptr, value, true);
+    const { dv } = this.views();
+    if (ptr + 8 > dv.byteLength) throw new HostStatus(Status.InvalidMemoryAccess);
+    dv.setBigUint64(ptr, value, true);
   }
 
   /** Copy into memory the module allocates (proxy_on_memory_allocate), then write pointer and length. */
   copyOut(data: Uint8Array, retPtr: number, retLen: number): number {
     const ptr = this.exports.proxy_on_memory_allocate!(data.length) >>> 0;
     if (ptr === 0 && data.length > 0) return Status.InvalidMemoryAccess;
-    new Uint8Array(this.memory.buffer).set(data, ptr);
+    this.views().u8.set(data, ptr);
     this.writeU32(retPtr, ptr);
     this.writeU32(retLen, data.length);
+    return Status.Ok;
+  }
+
+  /** copyOut for text: short ASCII is written straight into the module's memory (no intermediate bytes). */
+  copyOutText(text: string, retPtr: number, retLen: number): number {
+    const n = text.length;
+    let ascii = n <= 64;
+    for (let i = 0; ascii && i < n; i++) ascii = text.charCodeAt(i) <= 0x7f;
+    if (!ascii) return this.copyOut(utf8Bytes(text), retPtr, retLen);
+    const ptr = this.exports.proxy_on_memory_allocate!(n) >>> 0;
+    if (ptr === 0 && n > 0) return Status.InvalidMemoryAccess;
+    const u8 = this.views().u8;
+    for (let i = 0; i < n; i++) u8[ptr + i] = text.charCodeAt(i);
+    this.writeU32(retPtr, ptr);
+    this.writeU32(retLen, n);
     return Status.Ok;
   }
 
@@ -190,14 +225,15 @@ export class ProxyWasmHost {
   private call(name: string, contextId: number, phase: Phase, ...args: number[]): number {
     const fn = this.exports[name];
     if (!fn) return 0;
-    const previous = { phase: this.phase, effective: this.effectiveContextId };
+    const previousPhase = this.phase;
+    const previousEffective = this.effectiveContextId;
     this.phase = phase;
     this.effectiveContextId = contextId;
     try {
       return fn(...args) >>> 0;
     } finally {
-      this.phase = previous.phase;
-      this.effectiveContextId = previous.effective;
+      this.phase = previousPhase;
+      this.effectiveContextId = previousEffective;
     }
   }
 
@@ -221,7 +257,7 @@ export class ProxyWasmHost {
   newHttpContext(rootId = this.rootId): number {
     const id = this.nextContextId++;
     this.streams.set(id, { id, rootId, requestHeaders: null, responseHeaders: null, properties: new Map() });
-    this.call("proxy_on_context_create", id, { name: "stream" }, id, rootId);
+    this.call("proxy_on_context_create", id, STREAM_PHASE, id, rootId);
     return id;
   }
 
@@ -235,10 +271,10 @@ export class ProxyWasmHost {
   callOnRequestHeaders(id: number, headers: Record<string, string> | HeaderPairs, options: { protocol?: string; endOfStream?: boolean } = {}): number {
     const stream = this.stream(id);
     stream.requestHeaders = toPairs(headers);
-    stream.properties.set("request\0protocol", encoder.encode(options.protocol ?? "HTTP/1.1"));
+    stream.properties.set("request\0protocol", utf8Bytes(options.protocol ?? "HTTP/1.1"));
     const path = stream.requestHeaders.find(([k]) => k === ":path")?.[1];
-    if (path !== undefined) stream.properties.set("request\0path", encoder.encode(path));
-    const raw = this.call("proxy_on_request_headers", id, { name: "stream" }, id, stream.requestHeaders.length, options.endOfStream === false ? 0 : 1);
+    if (path !== undefined) stream.properties.set("request\0path", utf8Bytes(path));
+    const raw = this.call("proxy_on_request_headers", id, STREAM_PHASE, id, stream.requestHeaders.length, options.endOfStream === false ? 0 : 1);
     const local = stream.pendingLocal;
     if (local) {
       // Envoy sends the local reply through the encoder filters, this one included.
@@ -254,16 +290,16 @@ export class ProxyWasmHost {
   callOnResponseHeaders(id: number, headers: Record<string, string> | HeaderPairs, options: { endOfStream?: boolean } = {}): number {
     const stream = this.stream(id);
     stream.responseHeaders = toPairs(headers);
-    const raw = this.call("proxy_on_response_headers", id, { name: "stream" }, id, stream.responseHeaders.length, options.endOfStream ? 1 : 0);
+    const raw = this.call("proxy_on_response_headers", id, STREAM_PHASE, id, stream.responseHeaders.length, options.endOfStream ? 1 : 0);
     return envoyAction(raw, false);
   }
 
   /** End of stream: proxy_on_done, proxy_on_log, proxy_on_delete (Envoy's order). */
   completeHttpContext(id: number): void {
     this.stream(id);
-    this.call("proxy_on_done", id, { name: "stream" }, id);
-    this.call("proxy_on_log", id, { name: "stream" }, id);
-    this.call("proxy_on_delete", id, { name: "stream" }, id);
+    this.call("proxy_on_done", id, STREAM_PHASE, id);
+    this.call("proxy_on_log", id, STREAM_PHASE, id);
+    this.call("proxy_on_delete", id, STREAM_PHASE, id);
     this.streams.delete(id);
   }
 

@@ -17,7 +17,7 @@ test("inject › CLI: meshext inject < deployment.yaml prints the injected Deplo
   t.is(r.code, 0, r.stderr);
   t.is(r.stderr, "");
   const names = parse(r.stdout).spec.template.spec.containers.map((c: { name: string }) => c.name);
-  t.deepEqual(names, ["web", "meshext-envoy", "meshext-sidecar"]);
+  t.deepEqual(names, ["meshext-envoy", "meshext-sidecar", "web"]);
 });
 
 test("inject › CLI: a patch that cannot apply prints nothing on stdout, one error line, exit 1", (t) => {

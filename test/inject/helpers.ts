@@ -5,7 +5,7 @@ import { parse, parseAllDocuments } from "yaml";
 import { parseContainerPatch } from "../../extproc/inject/container-patch.js";
 import { injectText, type InjectOutcome } from "../../extproc/inject/injector.js";
 import { type ContainerPatchSource, loadPatchDir } from "../../extproc/inject/patch-source.js";
-import { renderSidecar } from "../../extproc/inject/render.js";
+import { renderSidecars } from "../../extproc/inject/render.js";
 import { loadInjectSettings } from "../../extproc/inject/settings.js";
 
 /** test/testdata/inject, from dist/test/inject. */
@@ -43,7 +43,7 @@ export function podYaml(patches?: string): string {
 
 export async function run(text: string, source?: ContainerPatchSource, argv: string[] = []): Promise<InjectOutcome> {
   const s = settings(argv);
-  return injectText(text, renderSidecar(s), s.defaultPatches, source ?? (await loadPatchDir(PATCH_DIR)));
+  return injectText(text, renderSidecars(s), s.defaultPatches, source ?? (await loadPatchDir(PATCH_DIR)));
 }
 
 /** Output of a successful injection (fails the test otherwise). */

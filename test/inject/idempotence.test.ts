@@ -22,3 +22,12 @@ test("inject › re-injection with new settings updates the containers in place"
   t.is(again.match(/name: meshext-sidecar/g)?.length, 1);
   t.true(again.includes("image: meshext/sidecar:0.2.0"));
 });
+
+test("inject › re-injection leaves unchanged sidecars as they are, comments included", async (t) => {
+  // given an injected pod where someone commented the Envoy container; when injected again with the
+  // same settings; then nothing is rewritten (an equal container is not replaced, so its comment stays)
+  const once = await injected(podYaml(), sourceOf());
+  const commented = once.replace("    image: envoyproxy/envoy:v1.37.0\n", "    # reviewed by ops\n    image: envoyproxy/envoy:v1.37.0\n");
+  t.not(commented, once);
+  t.is(await injected(commented, sourceOf()), commented);
+});

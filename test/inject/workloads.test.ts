@@ -15,9 +15,9 @@ const KINDS: [string, string[]][] = [
 const DRAIN_TIME_MS = SIDECAR_FLAGS.find((f) => f.key === "drainTimeMs")!.default;
 
 for (const [file, specPath] of KINDS) {
-  test(`inject › ${file}: gets Envoy, the meshext sidecar and the init container after its own`, async (t) => {
+  test(`inject › ${file}: gets Envoy and the meshext sidecar before the app, the init container after its own`, async (t) => {
     const spec = podSpecOf(await injected(fixture(file), sourceOf()), specPath);
-    t.deepEqual(spec.containers.map((c: { name: string }) => c.name).slice(-2), [ENVOY_CONTAINER, SIDECAR_CONTAINER]);
+    t.deepEqual(spec.containers.map((c: { name: string }) => c.name).slice(0, 2), [ENVOY_CONTAINER, SIDECAR_CONTAINER]);
     t.is(spec.initContainers.at(-1).name, INIT_CONTAINER);
     t.is(spec.volumes.at(-1).configMap.name, "meshext-envoy");
   });
@@ -31,12 +31,14 @@ test("inject › deployment.yaml: injected with its annotated patches, in order"
   t.deepEqual(container(spec, INIT_CONTAINER, "initContainers").securityContext.seccompProfile, { type: "RuntimeDefault" });
 });
 
-test("inject › sidecar: readiness on /ready, preStop drains on the admin port, images pinned", async (t) => {
+test("inject › sidecar: readiness on /ready, preStop drains through exec on loopback, images pinned", async (t) => {
   const spec = podSpecOf(await injected(podYaml()), ["spec"]);
   const sidecar = container(spec, SIDECAR_CONTAINER);
   const envoy = container(spec, ENVOY_CONTAINER);
   t.deepEqual(sidecar.readinessProbe.httpGet, { path: "/ready", port: 9902 });
-  for (const c of [sidecar, envoy]) t.deepEqual(c.lifecycle.preStop.httpGet, { path: "/drain/prestop", port: 9902 });
+  t.deepEqual(sidecar.lifecycle.preStop.exec.command, ["node", "/meshext/dist/extproc/cli.js", "drain", "--timeout=35s"]);
+  t.deepEqual(sidecar.lifecycle.postStart.exec.command, ["node", "/meshext/dist/extproc/cli.js", "wait-ready", "--timeout=60s"]);
+  t.deepEqual(envoy.lifecycle.preStop.httpGet, { path: "/drain/wait", port: 9902 });
   t.is(envoy.image, "envoyproxy/envoy:v1.37.0");
   t.is(sidecar.image, "meshext/sidecar:0.1.0");
   t.deepEqual(envoy.ports.map((p: { containerPort: number }) => p.containerPort), [9901, 15006, 15001]);
@@ -79,7 +81,7 @@ test("inject › JSON in, JSON out: key order and the 4-space indent kept", asyn
   t.deepEqual(Object.keys(after), Object.keys(before));
   t.true(out.startsWith('{\n    "apiVersion": "apps/v1",\n    "kind": "StatefulSet",'));
   t.true(out.endsWith("}\n"));
-  t.deepEqual(after.spec.template.spec.containers[0], before.spec.template.spec.containers[0]);
+  t.deepEqual(after.spec.template.spec.containers[2], before.spec.template.spec.containers[0]);
 });
 
 test("inject › multi-document YAML: every workload injected, other documents byte-for-byte", async (t) => {

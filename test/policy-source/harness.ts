@@ -3,11 +3,13 @@ import { Registry } from "prom-client";
 import { silentLogger } from "../../extproc/log.js";
 import { Backoff } from "../../extproc/policy-source/backoff.js";
 import { createHttpPolicySource, type HttpPolicySource, type HttpPolicySourceOptions } from "../../extproc/policy-source/http-source.js";
+import type { MeshResources } from "../../extproc/policy/resources.js";
 import type { Policy } from "../../extproc/policy/types.js";
 
 export interface Applied {
   policies: Policy[];
   origin: string;
+  resources?: MeshResources;
 }
 
 export function sourceFor(baseUrl: string, opts: Partial<HttpPolicySourceOptions> = {}) {
@@ -18,7 +20,7 @@ export function sourceFor(baseUrl: string, opts: Partial<HttpPolicySourceOptions
     mesh: "default",
     pollIntervalMs: 60_000,
     requestTimeoutMs: 2000,
-    apply: (policies, origin) => applied.push({ policies, origin }),
+    apply: (policies, origin, resources) => applied.push({ policies, origin, resources }),
     log: silentLogger(),
     registry,
     backoff: new Backoff({ initialMs: 50, maxMs: 200, factor: 2 }),

@@ -5,7 +5,8 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 
 const DIR = fileURLToPath(new URL("../../../extproc/policy/", import.meta.url));
-const ALLOWED_OUTSIDE = new Set(["../decision.js"]);
+// envoy-mutation-rules.ts: pure knowledge of envoy.yaml's ext_proc mutation_rules (checked below to stay pure).
+const ALLOWED_OUTSIDE = new Set(["../decision.js", "../envoy-mutation-rules.js"]);
 
 test("architecture › policy core imports only itself, the decision seam and yaml", (t) => {
   const files = readdirSync(DIR).filter((f) => f.endsWith(".ts"));
@@ -20,4 +21,10 @@ test("architecture › policy core imports only itself, the decision seam and ya
     }
   }
   t.deepEqual(bad, []);
+});
+
+test("architecture › the mutation-rules module the policy core reads is pure too", (t) => {
+  const src = readFileSync(fileURLToPath(new URL("../../../extproc/envoy-mutation-rules.ts", import.meta.url)), "utf8");
+  const imports = [...src.matchAll(/(?:import|export)[^"']*?from\s+["']([^"']+)["']/g)].map((m) => m[1]);
+  t.deepEqual(imports, ["./decision.js"]);
 });

@@ -28,8 +28,8 @@ function facts(over: Partial<RequestFacts> & { xfcc?: string } = {}): RequestFac
   return { direction: "inbound", method: "GET", path: "/", authority: "backend:8080", scheme: "http", headers, peerUriSans: [], ...over };
 }
 
-test("engine › demo set: all four sample policies load", (t) => {
-  t.is(demo().policies.length, 4);
+test("engine › demo set: all five sample policies load (the four for backend and the 2.14 one for the up demo dataplane)", (t) => {
+  t.is(demo().policies.length, 5);
 });
 
 test("engine › demo set: a client other than web is denied with 403", (t) => {

@@ -1,8 +1,9 @@
 // match › top-level selection of inbounds and subset matching of multi-valued client tags.
 import test from "ava";
 import type { Dataplane } from "../../extproc/policy/dataplane.js";
-import { asSubset, selectsInbound, subsetMatches, tagSet } from "../../extproc/policy/match.js";
-import type { Tag, TargetRef } from "../../extproc/policy/types.js";
+import { versionTraits, type KumaVersion } from "../../extproc/policy/kuma-version.js";
+import { asSubset, policySelectsDataplane, selectedInbounds, selectsInbound, subsetMatches, tagSet } from "../../extproc/policy/match.js";
+import type { Policy, Tag, TargetRef } from "../../extproc/policy/types.js";
 
 const dp: Dataplane = { mesh: "default", name: "b-1", proxyType: "Sidecar", inbounds: [{ name: "8080", port: 8080, tags: { "kuma.io/service": "backend", version: "v1" } }] };
 const ib = dp.inbounds[0]!;
@@ -40,7 +41,34 @@ test("positive among several values", client, [pos("env", "dev")], { env: ["prod
 test("negation with missing key matches", client, [neg("env", "dev")], {}, true);
 test("negation fails when any value equals", client, [neg("env", "dev")], { env: ["prod", "dev"] }, false);
 
+test("match › a policy of another mesh selects no inbound, whatever its targetRef", (t) => {
+  // given a Mesh-wide policy; when it belongs to mesh "other"; then none of this default-mesh proxy's inbounds
+  const policy = { type: "MeshTrafficPermission", mesh: "default", name: "p", spec: { targetRef: { kind: "Mesh" } } } as unknown as Policy;
+  t.deepEqual(selectedInbounds(policy, dp), [ib]);
+  t.deepEqual(selectedInbounds({ ...policy, mesh: "other" }, dp), []);
+});
+
 test("match › asSubset of MeshServiceSubset is service plus tags", (t) => {
   t.deepEqual(asSubset({ kind: "MeshServiceSubset", name: "web", tags: { version: "v2" } }), [pos("kuma.io/service", "web"), pos("version", "v2")]);
   t.deepEqual(asSubset({ kind: "Mesh" }), []);
+});
+
+const labelled: Dataplane = { ...dp, labels: { app: "backend", team: "pay" }, inbounds: [{ name: "http", declaredName: "http", port: 8080, tags: { "kuma.io/service": "backend" } }, { name: "9090", port: 9090, tags: { "kuma.io/service": "admin" } }] };
+const pol = (targetRef: TargetRef, extra: Partial<Policy> = {}): Policy => ({ type: "MeshTrafficPermission", mesh: "default", name: "p", labels: {}, spec: { targetRef, rules: [] }, displayName: "p", role: "system", shadow: false, warnings: [], ...extra });
+const inboundsOf = (p: Policy, version: KumaVersion = "2.14") => selectedInbounds(p, labelled, { traits: versionTraits(version) }).map((i) => i.name);
+
+test("match › Dataplane labels select by exact resource labels", (t) => {
+  t.deepEqual(inboundsOf(pol({ kind: "Dataplane", labels: { app: "backend" } })), ["http", "9090"]);
+  t.deepEqual(inboundsOf(pol({ kind: "Dataplane", labels: { app: "*" } })), []);
+});
+test("match › Dataplane sectionName: a port selects an unnamed inbound from 2.12 only", (t) => {
+  t.deepEqual(inboundsOf(pol({ kind: "Dataplane", sectionName: "9090" })), ["9090"]);
+  t.deepEqual(inboundsOf(pol({ kind: "Dataplane", sectionName: "9090" }), "2.11"), []);
+  t.deepEqual(inboundsOf(pol({ kind: "Dataplane", sectionName: "http" }), "2.11"), ["http"]);
+});
+test("match › policySelectsDataplane applies the namespace scope of workload-owner policies (2.9+)", (t) => {
+  const p = pol({ kind: "Mesh" }, { role: "workload-owner", k8sNamespace: "shop" });
+  t.false(policySelectsDataplane(p, labelled, { traits: versionTraits("2.14") }));
+  t.true(policySelectsDataplane(p, { ...labelled, labels: { "k8s.kuma.io/namespace": "shop" } }, { traits: versionTraits("2.14") }));
+  t.true(policySelectsDataplane(p, labelled, { traits: versionTraits("2.8") }));
 });

@@ -1,6 +1,7 @@
 // The test client's copy of Envoy's header-mutation rules: what Envoy drops, fails on, or applies.
 import test from "ava";
 import type { HeaderMutation } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
+import { SHIPPED_MUTATION_RULES } from "../../extproc/envoy-mutation-rules.js";
 import { applyHeaderMutation, type Headers, type MutationRules } from "../helpers/envoy-mutation-rules.js";
 
 const set = (key: string, value: string, append = false, legacyValue = "") => ({
@@ -28,3 +29,10 @@ test("mutation rules › pseudo-headers are never removed", rule, { removeHeader
 test("mutation rules › disallow_is_error turns a dropped edit into a failure", rule, { setHeaders: [set("host", "x")] }, { disallowIsError: true }, { headers: [[":authority", "svc"], ["x-a", "1"]], rejected: 1, error: /mutation_rejected\{host\}/ });
 test("mutation rules › value and raw_value both set is an error", rule, { setHeaders: [set("x-b", "raw", false, "legacy")] }, {}, { headers: [[":authority", "svc"], ["x-a", "1"]], rejected: 0, error: /both_value_and_raw_value/ });
 test("mutation rules › only the legacy value gives an empty header", rule, { setHeaders: [set("x-b", "", false, "legacy")] }, {}, { headers: [[":authority", "svc"], ["x-a", "1"], ["x-b", ""]], rejected: 0 });
+
+// The shipped envoy.yaml rules (extproc/envoy-mutation-rules.ts; fidelity.test.ts keeps envoy.yaml equal).
+const SHIPPED = { allowExpression: SHIPPED_MUTATION_RULES.allowExpression };
+test("mutation rules › shipped rules: :authority may be rewritten (URLRewrite hostname)", rule, { setHeaders: [set(":authority", "other")] }, SHIPPED, { headers: [["x-a", "1"], [":authority", "other"]], rejected: 0 });
+test("mutation rules › shipped rules: :scheme stays protected", rule, { setHeaders: [set(":scheme", "https")] }, SHIPPED, { headers: [[":authority", "svc"], ["x-a", "1"]], rejected: 1 });
+test("mutation rules › shipped rules: x-envoy-* stays protected", rule, { setHeaders: [set("x-envoy-upstream-rq-timeout-ms", "1")] }, SHIPPED, { headers: [[":authority", "svc"], ["x-a", "1"]], rejected: 1 });
+test("mutation rules › shipped rules: host is still never removable", rule, { removeHeaders: ["host"] }, SHIPPED, { headers: [[":authority", "svc"], ["x-a", "1"]], rejected: 1 });

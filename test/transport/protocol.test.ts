@@ -105,7 +105,7 @@ test("protocol › a deny becomes an immediate_response and no response_headers 
   t.regex(out.headers.find(([k]) => k === "x-meshext-decision")?.[1] ?? "", /deny; kind=MeshTrafficPermission; policy=deny-all; rule=from\[0\]/);
   const text = await metricsText(h);
   t.regex(text, /meshext_extproc_immediate_responses_total\{status="403"\} 1/);
-  t.regex(text, /meshext_decisions_total\{kind="MeshTrafficPermission",action="deny"\} 1/);
+  t.regex(text, /meshext_decisions_total\{kind="MeshTrafficPermission",action="deny",direction="inbound"\} 1/);
 });
 
 test("protocol › a gRPC request denied gets a matching grpc-status", async (t) => {

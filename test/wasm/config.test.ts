@@ -27,7 +27,7 @@ test("config › custom values are honoured", (t) => {
   const host = startFilter({
     poll: { cluster: "admin", path: "/state", authority: "sidecar", periodMs: 250, timeoutMs: 100 },
     health: { path: "/healthz", answerWhenServing: false },
-    drainingHeader: "x-draining", closeRampMs: 0, draining: false,
+    drainingHeader: "x-draining", closeHeader: "x-close", closeRampMs: 0, draining: false,
   }, undefined);
   t.is(host.tickPeriodMs(), 250);
   // then the poll goes where configured... (the emulator only knows meshext_sidecar_admin → dispatch error)

@@ -28,6 +28,17 @@ export function poll(host: ProxyWasmHost, body: string, status = 200): void {
   host.respondHttpCall(call.token, { status, body });
 }
 
+/**
+ * meshext_drain_close_responses_total as Envoy would show it after the VM's next tick: the filter counts closes
+ * in the VM and hands them to the host once per tick (no host call per response).
+ */
+export function closeResponses(host: ProxyWasmHost): number {
+  host.advance(host.tickPeriodMs());
+  const value = host.metric(CONTRACT.metricCloseResponses!);
+  if (value === undefined) throw new Error(`${CONTRACT.metricCloseResponses} is not defined`);
+  return value;
+}
+
 /** One request/response through the filter; the stream is kept so its headers can be inspected. */
 export function exchange(host: ProxyWasmHost, options: { path?: string; protocol?: string } = {}): number {
   const id = host.newHttpContext();

@@ -1,6 +1,7 @@
 // proxy-wasm ABI 0.2.1 callbacks with the exact signatures Envoy checks, dispatching to abi/context.ts.
 // Unknown context ids pass through (Continue / true): the filter never blocks traffic on its own bug.
 import { contextOf, createContext, deleteContext } from "./context";
+import { allocateForHost } from "./host";
 
 // The minimal runtime collects only when asked, and only where no managed reference is on the
 // wasm stack: at the end of a top-level callback. Ticks collect; so does every COLLECT_EVERY-th delete.
@@ -9,9 +10,9 @@ let deletesSinceCollect: u32 = 0;
 
 export function proxy_abi_version_0_2_1(): void {}
 
-/** The host copies returned data here; abi/host.ts frees it after copying. */
+/** The host copies returned data here (abi/host.ts: a static scratch area or the heap; it releases it). */
 export function proxy_on_memory_allocate(size: usize): usize {
-  return heap.alloc(size);
+  return allocateForHost(size);
 }
 
 export function proxy_on_context_create(contextId: u32, parentId: u32): void {

@@ -11,22 +11,59 @@ const RET_PTR: usize = memory.data(8);
 const RET_LEN: usize = memory.data(8);
 const RET_CAS: usize = memory.data(8);
 
+// Data the host returns goes where proxy_on_memory_allocate says. Small results (a header value, a
+// property) land in one static scratch area instead of the heap: no allocation, free or collector work on
+// the per-request path. A result is read or copied before the next host call, which may reuse the area.
+const SCRATCH_BYTES: usize = 256;
+const SCRATCH: usize = memory.data(<i32>SCRATCH_BYTES, 16);
+let scratchTaken = false;
+
+/** proxy_on_memory_allocate: the scratch area when free and large enough, else the heap. */
+export function allocateForHost(size: usize): usize {
+  if (size <= SCRATCH_BYTES && !scratchTaken) {
+    scratchTaken = true;
+    return SCRATCH;
+  }
+  return heap.alloc(size);
+}
+
+function releaseReturned(ptr: usize): void {
+  if (ptr == SCRATCH) scratchTaken = false;
+  else if (ptr != 0) heap.free(ptr);
+}
+
 function clearReturnSlots(): void {
   store<u64>(RET_PTR, 0);
   store<u64>(RET_LEN, 0);
   store<u64>(RET_CAS, 0);
+  scratchTaken = false; // whatever the previous call returned has been consumed
 }
 
-/** Bytes the host allocated through proxy_on_memory_allocate, copied into a managed buffer and freed. */
+/** Bytes the host returned, copied into a managed buffer (the host's copy is released). */
 function takeReturnedBytes(): ArrayBuffer {
-  const ptr = load<u32>(RET_PTR);
+  const ptr = <usize>load<u32>(RET_PTR);
   const len = load<u32>(RET_LEN);
   const out = new ArrayBuffer(<i32>len);
-  if (ptr != 0) {
-    if (len > 0) memory.copy(changetype<usize>(out), ptr, len);
-    heap.free(ptr);
-  }
+  if (ptr != 0 && len > 0) memory.copy(changetype<usize>(out), ptr, len);
+  releaseReturned(ptr);
   return out;
+}
+
+/** Where the last borrow*() result lies; read it, then releaseBorrowed(), before the next host call. */
+export let borrowedPtr: usize = 0;
+export let borrowedLength: i32 = 0;
+
+function borrowReturned(status: u32): bool {
+  if (status != Status.Ok) return false;
+  borrowedPtr = <usize>load<u32>(RET_PTR);
+  borrowedLength = <i32>load<u32>(RET_LEN);
+  return true;
+}
+
+export function releaseBorrowed(): void {
+  releaseReturned(borrowedPtr);
+  borrowedPtr = 0;
+  borrowedLength = 0;
 }
 
 // Bytes passed to the host are an ArrayBuffer, or an ASCII string constant narrowed into one of a
@@ -88,6 +125,18 @@ export function addHeader<K, V>(mapType: u32, key: K, value: V): u32 {
 
 export function replaceHeader<K, V>(mapType: u32, key: K, value: V): u32 {
   return env.proxy_replace_header_map_value(mapType, ptrOf(key), lenOf(key), ptrOf(value, 1), lenOf(value));
+}
+
+/** First value of a header left in place (borrowedPtr/borrowedLength); false when absent or unavailable. */
+export function borrowHeader<K>(mapType: u32, key: K): bool {
+  clearReturnSlots();
+  return borrowReturned(env.proxy_get_header_map_value(mapType, ptrOf(key), lenOf(key), RET_PTR, RET_LEN));
+}
+
+/** A property's raw bytes left in place (borrowedPtr/borrowedLength); false when unknown. */
+export function borrowProperty<P>(path: P): bool {
+  clearReturnSlots();
+  return borrowReturned(env.proxy_get_property(ptrOf(path), lenOf(path), RET_PTR, RET_LEN));
 }
 
 /** A property's raw bytes (path segments '\0'-joined in `path`), or null. */

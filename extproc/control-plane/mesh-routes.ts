@@ -1,0 +1,23 @@
+// Kuma's Mesh resource over the store: `GET /meshes` lists stored Meshes plus the meshes that only hold
+// resources (and `default`), `GET /meshes/{name}` reads one, PUT/DELETE store a Mesh (with its mTLS state)
+// through the global-resource routes.
+import { type GlobalResource, MESH_TYPE } from "../kuma-rest/resources.js";
+import { routeGlobal } from "./global-routes.js";
+import { listReply } from "./paging.js";
+import { notFound } from "./problems.js";
+import type { ApiReply, ApiRequest, RouteContext } from "./routes.js";
+
+/** Serves /meshes (name undefined) and /meshes/{name}. */
+export async function routeMeshes(ctx: RouteContext, req: ApiRequest, name: string | undefined): Promise<ApiReply> {
+  if (req.method !== "GET") return routeGlobal(ctx, req, MESH_TYPE, name);
+  if (name === undefined) return listReply(req, ctx.notifier, () => ctx.store.meshes().map((m) => meshView(ctx, m)));
+  if (!ctx.store.meshes().includes(name)) throw notFound(`mesh ${name} not found`);
+  return { status: 200, body: meshView(ctx, name) };
+}
+
+/** The stored Mesh, or a bare `{type: Mesh, name}` for a mesh that exists only through its resources. */
+export function meshView(ctx: RouteContext, name: string): GlobalResource {
+  return ctx.store.getGlobal(MESH_TYPE.kind, name) ?? { type: MESH_TYPE.kind, name };
+}
+
+

@@ -1,0 +1,70 @@
+// One decision-log line: which decisions are written (denials always, allows sampled) and the JSON
+// record itself. Pure: the caller passes the clock, the random source and the header allow-list.
+import type { Decision, RequestFacts } from "../decision.js";
+
+/** The `outcome` field: the action, with a MeshFaultInjection delay shown as `delay`. */
+export type Outcome = "allow" | "delay" | "deny" | "shadow-deny" | "abort" | "rate-limit" | "not-ready";
+
+export interface DecisionRecord {
+  time: string;
+  requestId?: string;
+  direction: string;
+  method: string;
+  path: string;
+  authority: string;
+  client?: { tags: string; source: string };
+  matched: string[];
+  outcome: Outcome;
+  status?: number;
+  kind: string;
+  policy?: string;
+  rule?: string;
+  reason: string;
+  delayMs?: number;
+  latencyMs: number;
+  headers?: Record<string, string>;
+}
+
+export function outcomeOf(decision: Decision): Outcome {
+  const action = decision.explain.action;
+  if (action === "allow" && (decision.delayMs ?? 0) > 0) return "delay";
+  return action;
+}
+
+/** Denials (every local reply) and shadow denies are always written; plain allows with probability `sample`. */
+export function shouldWrite(decision: Decision, sample: number, random: () => number): boolean {
+  if (decision.type === "respond" || decision.explain.action === "shadow-deny") return true;
+  return sample >= 1 || (sample > 0 && random() < sample);
+}
+
+/** The record of one decision; only headers named in `headers` (lower case) are copied. Fields are assigned in
+ * this order (it is the line's order) without spreads: this runs for every logged request. */
+export function decisionRecord(facts: RequestFacts, decision: Decision, latencyMs: number, timeMs: number, headers: readonly string[]): DecisionRecord {
+  const e = decision.explain;
+  const audit = decision.audit?.();
+  const record = { time: new Date(timeMs).toISOString() } as DecisionRecord;
+  if (facts.requestId !== undefined) record.requestId = facts.requestId;
+  record.direction = facts.direction;
+  record.method = facts.method;
+  record.path = facts.path;
+  record.authority = facts.authority;
+  if (audit?.client) record.client = audit.client;
+  record.matched = audit?.matched ?? (e.policy ? [`${e.kind}/${e.policy}${e.rule ? " " + e.rule : ""}`] : []);
+  record.outcome = outcomeOf(decision);
+  if (decision.type === "respond") record.status = decision.status;
+  record.kind = e.kind;
+  if (e.policy !== undefined) record.policy = e.policy;
+  if (e.rule !== undefined) record.rule = e.rule;
+  record.reason = e.reason;
+  if (decision.delayMs) record.delayMs = decision.delayMs;
+  record.latencyMs = Math.round(latencyMs * 1000) / 1000;
+  if (headers.length > 0) {
+    const picked: Record<string, string> = {};
+    for (const name of headers) {
+      const value = facts.headers.get(name);
+      if (value !== undefined) picked[name] = value;
+    }
+    record.headers = picked;
+  }
+  return record;
+}

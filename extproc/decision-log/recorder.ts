@@ -1,0 +1,58 @@
+// The decision log as the sidecar uses it: built from the --decision-log* flags, fed one call per
+// decision by the ext_proc stream, writing through a BufferedLineWriter (never blocks; drops counted).
+import type { Registry } from "prom-client";
+import { ConfigError } from "../config/flags.js";
+import { decisionLogHeaderNames, type SidecarConfig } from "../config/sidecar.js";
+import type { Decision, RequestFacts } from "../decision.js";
+import type { Logger } from "../log.js";
+import { DecisionLogMetrics } from "./metrics.js";
+import { decisionRecord, shouldWrite } from "./record.js";
+import { BufferedLineWriter, RotatingFileSink, StdoutSink, type LineSink } from "./writer.js";
+
+export interface DecisionRecorder {
+  /** Called on the request path once per decision: samples, formats and queues; never waits. */
+  record(facts: RequestFacts, decision: Decision, latencyMs: number): void;
+  /** Writes what is queued and closes the file. */
+  close(): Promise<void>;
+}
+
+type DecisionLogConfig = Pick<SidecarConfig, "decisionLog" | "decisionLogSample" | "decisionLogHeaders" | "decisionLogMaxBytes" | "decisionLogMaxFiles" | "decisionLogBufferBytes">;
+
+/** Undefined when --decision-log is empty; throws ConfigError when the file cannot be opened. */
+export async function startDecisionLog(config: DecisionLogConfig, registry: Registry, log: Logger, random: () => number = Math.random, nowMs: () => number = Date.now): Promise<DecisionRecorder | undefined> {
+  if (!config.decisionLog) return undefined;
+  const metrics = new DecisionLogMetrics(registry);
+  const toStdout = config.decisionLog === "stdout";
+  const sink: LineSink = toStdout ? new StdoutSink() : new RotatingFileSink(config.decisionLog, config.decisionLogMaxBytes, config.decisionLogMaxFiles, () => metrics.rotations.inc());
+  // A path that cannot be opened is bad configuration: the sidecar exits non-zero with this message.
+  await sink.open().catch((err: Error) => {
+    throw new ConfigError(err.message);
+  });
+  let lastErrorLogMs = -Infinity;
+  const writer = new BufferedLineWriter(sink, {
+    bufferBytes: config.decisionLogBufferBytes,
+    chunkBytes: Math.min(toStdout ? StdoutSink.CHUNK_BYTES : RotatingFileSink.CHUNK_BYTES, config.decisionLogMaxBytes),
+    onWritten: (lines) => metrics.lines.inc(lines),
+    onDropped: (reason, lines) => metrics.dropped.inc({ reason }, lines),
+    onError: (err) => {
+      // One warning a minute at most: a full disk must not flood the process log too.
+      if (nowMs() - lastErrorLogMs < 60_000) return;
+      lastErrorLogMs = nowMs();
+      log.warn({ err: err.message, target: config.decisionLog }, "decision log write failed; lines dropped (meshext_decision_log_dropped_total)");
+    },
+  });
+  const headers = decisionLogHeaderNames(config);
+  const sample = config.decisionLogSample;
+  return {
+    record(facts, decision, latencyMs) {
+      // On the request path: whatever goes wrong here is counted, never thrown into the stream handler.
+      try {
+        if (!shouldWrite(decision, sample, random)) return;
+        writer.push(JSON.stringify(decisionRecord(facts, decision, latencyMs, nowMs(), headers)));
+      } catch {
+        metrics.dropped.inc({ reason: "format_error" });
+      }
+    },
+    close: () => writer.close(),
+  };
+}

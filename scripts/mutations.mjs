@@ -1,0 +1,130 @@
+// The listed mutations `npm run mutation` applies to the compiled pure core, one at a time: each names a
+// plausible bug, the source file it lives in, the compiled text to find and its replacement, and the
+// group of test files that should catch it.
+//
+// `find` is matched against dist/<file>.js (TypeScript output: no type annotations, `if (c) x;` may be split
+// over two lines); every run of whitespace in `find` matches any run of whitespace, so formatting is not
+// significant. A `find` that is missing (the code moved on) or found more than once is reported as
+// "not applied", never guessed at.
+//
+// Left out on purpose (no test can tell them apart from the real code): dropping an fsync in
+// atomic-file.ts (only a power loss shows it), and reversing matchFrom's sort of regions by positive-tag
+// count (every region of one client picks one value per key, so all have the same size).
+
+/** Test files per area; a mutation runs only its group's files. */
+export const TEST_GROUPS = {
+  policy: [
+    "test/policy/conformance.test.ts",
+    "test/policy/engine.test.ts",
+    "test/policy/precedence-merge.test.ts",
+    "test/policy/match.test.ts",
+    "test/policy/identity.test.ts",
+    "test/policy/explain.test.ts",
+    "test/policy/rate-limit.test.ts",
+    "test/policy/shadow-deny.test.ts",
+    "test/config/security-defaults.test.ts",
+  ],
+  config: ["test/config/flags.test.ts", "test/config/security-defaults.test.ts"],
+  processor: ["test/transport/processor.test.ts", "test/transport/protocol.test.ts", "test/transport/mutation-rules.test.ts"],
+  drain: ["test/drain/controller.test.ts"],
+  atomic: ["test/control-plane/atomic-file.test.ts", "test/control-plane/kill9.test.ts", "test/control-plane/api.test.ts"],
+  inject: ["test/inject/patch.test.ts", "test/inject/container-patch.test.ts", "test/inject/fail-closed.test.ts", "test/inject/idempotence.test.ts", "test/inject/workloads.test.ts"],
+};
+
+const m = (name, group, file, find, replace) => ({ name, group, file, find, replace });
+
+export const MUTATIONS = [
+  // policy engine: precedence and merge
+  m("precedence: MeshSubset ranks above MeshService", "policy", "extproc/policy/precedence.ts", "MeshSubset: 2,", "MeshSubset: 5,"),
+  m("precedence: targetRef kind ignored", "policy", "extproc/policy/precedence.ts", "KIND_RANK[a.spec.targetRef.kind] - KIND_RANK[b.spec.targetRef.kind] ||", "0 ||"),
+  m("precedence: origin zone/global swapped", "policy", "extproc/policy/precedence.ts", 'p.origin === "global" ? 0 : p.origin === "zone" ? 2 : 1', 'p.origin === "global" ? 2 : p.origin === "zone" ? 0 : 1'),
+  m("precedence: name tie-break reversed", "policy", "extproc/policy/precedence.ts", 'return compat === "2.6" ? -earlierFirst : earlierFirst;', 'return compat === "2.6" ? earlierFirst : -earlierFirst;'),
+  m("merge: objects replaced instead of deep-merged", "policy", "extproc/policy/merge.ts", "isObj(value) && isObj(prev) ? mergeInto(prev, value) : clone(value)", "clone(value)"),
+  m("merge: null unsets a field", "policy", "extproc/policy/merge.ts", "const clean = dropNulls(c);", "const clean = c;"),
+  m("merge: first conf wins", "policy", "extproc/policy/merge.ts", "for (const c of confs) {", "for (const c of [...confs].reverse()) {"),
+  // policy engine: matching
+  m("match: MeshSubset ignores its tags", "policy", "extproc/policy/match.ts", "return proxyTypeMatches(ref, dp) && tagsContain(inbound.tags, ref.tags ?? {});", "return proxyTypeMatches(ref, dp);"),
+  m("match: \"*\" is a literal value", "policy", "extproc/policy/match.ts", '(v !== "*" && have !== v)', "(have !== v)"),
+  m("match: negated tags ignored", "policy", "extproc/policy/match.ts", "if (has === t.not) return false;", "if (!has && !t.not) return false;"),
+  m("match: policies of another mesh select", "policy", "extproc/policy/match.ts", "if (policy.mesh !== dp.mesh) return [];", ""),
+  m("match: proxyTypes ignored", "policy", "extproc/policy/match.ts", "return !ref.proxyTypes || ref.proxyTypes.length === 0 || ref.proxyTypes.includes(dp.proxyType);", "return true;"),
+  m("from: deciding item is the first, not the last", "policy", "extproc/policy/from-items.ts", "for (let i = match.items.length - 1; i >= 0; i--)", "for (let i = 0; i < match.items.length; i++)"),
+  m("from: items not in policy order", "policy", "extproc/policy/from-items.ts", "return items.sort((a, b) => a.order - b.order);", "return items;"),
+  m("rules: least specific rule first", "policy", "extproc/policy/rules.ts", "rules.sort((a, b) => positives(b) - positives(a));", "rules.sort((a, b) => positives(a) - positives(b));"),
+  // policy engine: the inbound decision
+  m("inbound: a delay hides a shadow deny", "policy", "extproc/policy/inbound.ts", 'if (allow.action !== "shadow-deny") allow = fault.explain; else allow = { ...allow, reason: `${allow.reason}; ${fault.explain.reason}` };', "allow = fault.explain;"),
+  m("inbound: AllowWithShadowDeny reported as allow", "policy", "extproc/policy/inbound.ts", 'const shadow = matches.find((m) => m.conf.action === "AllowWithShadowDeny");', "const shadow = undefined;"),
+  m("inbound: AllowWithShadowDeny denies", "policy", "extproc/policy/inbound.ts", 'const ALLOWING = new Set(["Allow", "AllowWithShadowDeny"]);', 'const ALLOWING = new Set(["Allow"]);'),
+  m("inbound: no matching from rule allows", "policy", "extproc/policy/inbound.ts", "if (allowing.length === 0) {", "if (allowing.length === 0 && matches.length > 0) {"),
+  m("inbound: a 429 drops the fault delay", "policy", "extproc/policy/inbound.ts", "if (delayMs > 0) limited.decision.delayMs = delayMs;", ""),
+  m("faults: percentage inverted", "policy", "extproc/policy/faults.ts", "return random() * 100 < p;", "return random() * 100 >= p;"),
+  m("faults: elements after an abort still run", "policy", "extproc/policy/faults.ts", "if (out.abort) return;", ""),
+  m("faults: delays not summed", "policy", "extproc/policy/faults.ts", "out.delayMs += parseGoDurationMs(f.delay.value) ?? 0;", "out.delayMs = parseGoDurationMs(f.delay.value) ?? 0;"),
+  m("routes: PathPrefix matches inside a segment", "policy", "extproc/policy/routes.ts", "path.startsWith(`${v}/`)", "path.startsWith(v)"),
+  m("routes: method ignored", "policy", "extproc/policy/routes.ts", "if (m.method && req.method.toUpperCase() !== m.method) return false;", ""),
+  m("routes: header type Absent ignored", "policy", "extproc/policy/routes.ts", "if (have !== undefined) return false;", ""),
+  m("routes: regular expressions not anchored", "policy", "extproc/policy/routes.ts", "new RegExp(`^(?:${s})$`)", "new RegExp(s)"),
+  m("routes: missing query parameter matches", "policy", "extproc/policy/routes.ts", "if (have === null) return false;", ""),
+  m("routes: lowest-priority route's rules first", "policy", "extproc/policy/routes.ts", ".sort((a, b) => b.pos - a.pos)", ".sort((a, b) => a.pos - b.pos)"),
+  m("rate-limit: fill time drifts to now", "policy", "extproc/policy/rate-limit.ts", "this.lastFillMs += fills * this.intervalMs;", "this.lastFillMs = nowMs;"),
+  m("rate-limit: a partial interval refills", "policy", "extproc/policy/rate-limit.ts", "Math.floor((nowMs - this.lastFillMs) / this.intervalMs)", "Math.ceil((nowMs - this.lastFillMs) / this.intervalMs)"),
+  m("rate-limit: refill one ms late", "policy", "extproc/policy/rate-limit.ts", "Math.floor((nowMs - this.lastFillMs) / this.intervalMs)", "Math.floor((nowMs - this.lastFillMs - 1) / this.intervalMs)"),
+  m("rate-limit: refill beyond capacity", "policy", "extproc/policy/rate-limit.ts", "Math.min(this.capacity, this.tokens + fills * this.capacity)", "this.tokens + fills * this.capacity"),
+  m("rate-limit: a dry run takes a token", "policy", "extproc/policy/rate-limit.ts", "if (!dryRun) this.tokens -= 1;", "this.tokens -= 1;"),
+  m("rate-limit: disabled ignored", "policy", "extproc/policy/rate-limit.ts", "http.disabled === true ||", ""),
+  // policy engine: identity and engine defaults
+  m("identity: other trust domains accepted", "policy", "extproc/policy/identity.ts", "if (spiffe && spiffe[1] === mesh)", "if (spiffe)"),
+  m("identity: first XFCC element used, not the nearest", "policy", "extproc/policy/identity.ts", 'const last = header.slice(header.lastIndexOf(",") + 1);', 'const last = header.split(",")[0];'),
+  m("identity: peer certificate ignored", "policy", "extproc/policy/identity.ts", "if (input.peerUriSans.length > 0) return", "if (false) return"),
+  m("engine: x-kuma-tags trusted by default", "policy", "extproc/policy/engine.ts", "trustKumaTagsHeader: this.opts.trustKumaTagsHeader ?? false", "trustKumaTagsHeader: this.opts.trustKumaTagsHeader ?? true"),
+  m("engine: allow before the first sync by default", "policy", "extproc/policy/engine.ts", 'this.opts.beforeFirstSync === "allow" ?', 'this.opts.beforeFirstSync !== "deny" ?'),
+  m("engine: shadow deny not logged", "policy", "extproc/policy/engine.ts", 'if (e.action === "shadow-deny") {', "if (false) {"),
+  m("flags: --trust-kuma-tags-header defaults to true", "config", "extproc/config/sidecar.ts", 'type: "bool", default: false, help: "Take client tags from x-kuma-tags', 'type: "bool", default: true, help: "Take client tags from x-kuma-tags'),
+  m("flags: --before-first-sync defaults to allow", "config", "extproc/config/sidecar.ts", 'values: ["allow", "deny"], default: "deny"', 'values: ["allow", "deny"], default: "allow"'),
+  // RequestProcessor and header mapping
+  m("processor: response phase before request_headers accepted", "processor", "extproc/transport/processor.ts", 'if (!isRequest && this.request === "none") return', "if (false) return"),
+  m("processor: body after trailers accepted", "processor", "extproc/transport/processor.ts", '(next === "body" && (stage === "headers" || stage === "body"))', '(next === "body" && stage !== "none")'),
+  m("processor: messages after an immediate response accepted", "processor", "extproc/transport/processor.ts", "this.finished = true;", ""),
+  m("processor: response phase always skipped", "processor", "extproc/transport/processor.ts", "reply: continueRequestHeaders(decision.requestHeaders, !needsResponse)", "reply: continueRequestHeaders(decision.requestHeaders, true)"),
+  m("processor: stream ended despite a response phase", "processor", "extproc/transport/processor.ts", "endStream: !needsResponse && headers.endOfStream,", "endStream: headers.endOfStream,"),
+  m("processor: delay ignores the headroom", "processor", "extproc/transport/processor.ts", "if (wantedMs + delayHeadroomMs(messageTimeoutMs) <= messageTimeoutMs)", "if (wantedMs <= messageTimeoutMs)"),
+  m("processor: no override_message_timeout when Envoy allows it", "processor", "extproc/transport/processor.ts", "if (extendedMs <= maxMessageTimeoutMs) return", "if (false) return"),
+  m("processor: no minimum headroom", "processor", "extproc/transport/processor.ts", "Math.max(20, Math.round(timerMs / 10))", "Math.round(timerMs / 10)"),
+  m("processor: a capped delay keeps no headroom", "processor", "extproc/transport/processor.ts", "const allowed = Math.max(0, ceilingMs - delayHeadroomMs(ceilingMs));", "const allowed = ceilingMs;"),
+  m("processor: request body end ignores the response phase", "processor", "extproc/transport/processor.ts", "endStream: msg.request.requestBody.endOfStream && !this.needsResponsePhase()", "endStream: msg.request.requestBody.endOfStream"),
+  m("processor: request trailers always end the stream", "processor", "extproc/transport/processor.ts", "endStream: !this.needsResponsePhase() }", "endStream: true }"),
+  m("processor: observability-mode messages answered", "processor", "extproc/transport/processor.ts", "if (msg.observabilityMode) return", "if (false) return"),
+  m("processor: gRPC requests denied like HTTP ones", "processor", "extproc/transport/processor.ts", 'const isGrpc = (facts.headers.get("content-type") ?? "").startsWith("application/grpc");', "const isGrpc = false;"),
+  m("headers: raw_value ignored", "processor", "extproc/transport/headers.ts", 'return h.rawValue.length > 0 ? h.rawValue.toString("utf8") : h.value;', "return h.value;"),
+  // drain controller
+  m("drain: minimum drain time ignored", "drain", "extproc/drain/controller.ts", "if (now < minUntilMs) {", "if (false) {"),
+  m("drain: deadline doubled", "drain", "extproc/drain/controller.ts", "this.deadlineMs = this.sinceMs + this.opts.drainTimeMs;", "this.deadlineMs = this.sinceMs + 2 * this.opts.drainTimeMs;"),
+  m("drain: control plane told before Envoy", "drain", "extproc/drain/controller.ts",
+    'await this.drainingStep("envoy_healthcheck_fail", () => this.effects.failEnvoyHealthchecks()); if (this.opts.drainListeners) await this.drainingStep("envoy_drain_listeners", () => this.effects.drainListeners()); await this.drainingStep("control_plane_draining", () => this.effects.markDraining());',
+    'await this.drainingStep("control_plane_draining", () => this.effects.markDraining()); await this.drainingStep("envoy_healthcheck_fail", () => this.effects.failEnvoyHealthchecks()); if (this.opts.drainListeners) await this.drainingStep("envoy_drain_listeners", () => this.effects.drainListeners());'),
+  m("drain: deregistration skipped", "drain", "extproc/drain/controller.ts", 'await this.step("control_plane_deregister", () => this.effects.deregister(), this.opts.callTimeoutMs);', ""),
+  m("drain: leaves with one request in flight", "drain", "extproc/drain/controller.ts", "if (read.value === 0) {", "if (read.value <= 1) {"),
+  m("drain: second signal forces", "drain", "extproc/drain/controller.ts", 'this.signals === 2 ? "hurry" : "force"', 'this.signals === 2 ? "force" : "force"'),
+  m("drain: start not idempotent", "drain", "extproc/drain/controller.ts", 'if (this.phaseNow !== "serving") return this.done;', ""),
+  m("drain: hurry does not wake the wait", "drain", "extproc/drain/controller.ts", "for (const wake of this.hurryWaiters) wake();", ""),
+  m("drain: steps still run after a hurry", "drain", "extproc/drain/controller.ts", "if (this.hurried || this.isDone()) {", "if (this.isDone()) {"),
+  m("drain: a pre-wait call may outlive the deadline", "drain", "extproc/drain/controller.ts", "Math.max(0, Math.min(this.opts.callTimeoutMs, this.remainingMs()))", "this.opts.callTimeoutMs"),
+  m("drain: the last poll sleeps past the deadline", "drain", "extproc/drain/controller.ts", "await this.sleepUnlessHurried(Math.min(this.opts.pollIntervalMs, left));", "await this.sleepUnlessHurried(this.opts.pollIntervalMs);"),
+  m("drain: servers closed before Envoy stops", "drain", "extproc/drain/controller.ts",
+    'await this.step("stop_envoy", () => this.effects.stopEnvoy(), this.opts.stopTimeoutMs); if (this.isDone()) return; await this.step("close_servers", () => this.effects.closeServers(), this.opts.stopTimeoutMs);',
+    'await this.step("close_servers", () => this.effects.closeServers(), this.opts.stopTimeoutMs); if (this.isDone()) return; await this.step("stop_envoy", () => this.effects.stopEnvoy(), this.opts.stopTimeoutMs);'),
+  // atomic file store
+  m("atomic: target written in place", "atomic", "extproc/atomic-file.ts", "const tmp = join(dir, `${TEMP_PREFIX}${basename(path)}.${process.pid}.${randomBytes(4).toString(\"hex\")}`);", "const tmp = path; void basename; void randomBytes;"),
+  m("atomic: temp file left behind when the rename fails", "atomic", "extproc/atomic-file.ts", "await unlink(tmp).catch(() => { });", ""),
+  m("atomic: removing a missing file fails", "atomic", "extproc/atomic-file.ts", 'if (err.code !== "ENOENT") throw err;', "throw err;"),
+  m("atomic: parent directory not created", "atomic", "extproc/atomic-file.ts", "await mkdir(dir, { recursive: true });", ""),
+  // inject: ContainerPatch order
+  m("inject: patches applied in reverse order", "inject", "extproc/inject/patch.ts", "for (const patch of patches) {", "for (const patch of [...patches].reverse()) {"),
+  m("inject: operations applied in reverse order", "inject", "extproc/inject/patch.ts", "for (const [i, operation] of patch[field].entries()) {", "for (const [i, operation] of [...patch[field].entries()].reverse()) {"),
+  m("inject: annotation names sorted", "inject", "extproc/inject/plan.ts", 'return typeof listed === "string" ? splitNames(listed) : undefined;', 'return typeof listed === "string" ? splitNames(listed).sort() : undefined;'),
+  m("inject: patch operation not cloned", "inject", "extproc/inject/patch.ts", "structuredClone(operation)", "operation"),
+  m("inject: a failing operation is skipped, not fatal", "inject", "extproc/inject/patch.ts", "catch (err) { return { ok: false,", "catch (err) { if (err) continue; return { ok: false,"),
+  m("inject: no annotation means no default patches", "inject", "extproc/inject/plan.ts", "return [...defaults];", "return [];"),
+  m("inject: a longer grace period is lowered", "inject", "extproc/inject/plan.ts", 'if (!(typeof grace === "number" && grace >= rendered.terminationGracePeriodSeconds)) {', "if (true) {"),
+  m("inject: re-injection rewrites equal containers", "inject", "extproc/inject/plan.ts", "if (index >= 0 && isDeepStrictEqual(list[index], item)) return;", ""),
+];

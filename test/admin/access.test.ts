@@ -1,0 +1,35 @@
+// The admin access guard in-process: which peers count as loopback, the token check, and that an
+// AdminServer route without a declared access is local-only.
+import test from "ava";
+import { checkAccess, hasAdminToken, isLoopbackPeer } from "../../extproc/admin/access.js";
+import { AdminServer, json } from "../../extproc/admin/server.js";
+import { silentLogger } from "../../extproc/log.js";
+
+test("access › loopback peers: 127.0.0.0/8, ::1 and IPv4-mapped 127.x; nothing else", (t) => {
+  for (const a of ["127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1"]) t.true(isLoopbackPeer(a), a);
+  for (const a of ["10.0.0.1", "::ffff:10.0.0.1", "127.0.0.1.example", "1127.0.0.1", "::2", "", undefined]) t.false(isLoopbackPeer(a), String(a));
+});
+
+test("access › the token must match exactly, as a Bearer credential", (t) => {
+  t.true(hasAdminToken("Bearer abc123", "abc123"));
+  t.true(hasAdminToken("bearer   abc123", "abc123"));
+  for (const h of ["Bearer abc12", "Bearer abc1234", "abc123", "Basic abc123", "", undefined]) t.false(hasAdminToken(h, "abc123"), String(h));
+  t.false(hasAdminToken("Bearer ", ""), "no token configured opens nothing");
+});
+
+test("access › public answers anyone; local refuses a remote peer without the token", (t) => {
+  t.true(checkAccess("public", { remoteAddress: "10.0.0.9", authorization: undefined }, "").allowed);
+  const refused = checkAccess("local", { remoteAddress: "10.0.0.9", authorization: undefined }, "");
+  t.false(refused.allowed);
+  t.true(checkAccess("local", { remoteAddress: "10.0.0.9", authorization: "Bearer t" }, "t").allowed);
+});
+
+test("access › a route registered without an access is local, and listed as such", (t) => {
+  const admin = new AdminServer(silentLogger());
+  admin.route("POST", "/new-thing", () => json(200, {}));
+  admin.route("GET", "/open", () => json(200, {}), "public");
+  t.deepEqual(admin.listRoutes(), [
+    { method: "POST", path: "/new-thing", access: "local" },
+    { method: "GET", path: "/open", access: "public" },
+  ]);
+});

@@ -1,0 +1,89 @@
+// Which Kuma the sidecar follows: --kuma-version when pinned, else the control plane's API root
+// (basedOnKuma, else version), else 2.14; an unsupported version is a clear ConfigError (exit 2).
+import test from "ava";
+import { spawn, spawnSync } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ConfigError } from "../../extproc/config/flags.js";
+import { resolveKumaVersion } from "../../extproc/policy-source/version-detect.js";
+import { startTestControlPlane, tempDir } from "../control-plane/helpers.js";
+
+/** A server whose GET / answers `index` (a Kuma API root stand-in). */
+async function rootServer(t: { teardown(fn: () => Promise<void>): void }, index: unknown, status = 200): Promise<string> {
+  const server = createServer((_req, res) => {
+    res.writeHead(status, { "content-type": "application/json" });
+    res.end(JSON.stringify(index));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const settings = (controlPlane: string, kumaVersion = "") => ({ controlPlane, kumaVersion, controlPlaneToken: "" });
+
+test("kuma-version › given a pinned --kuma-version, when resolved, then the pin wins without asking the control plane", async (t) => {
+  t.deepEqual(await resolveKumaVersion(settings("http://127.0.0.1:1", "v2.9.4")), { version: "2.9", from: "flag" });
+});
+
+test("kuma-version › given a control plane newer than 2.14 within 2.x, when resolved, then it follows 2.14", async (t) => {
+  const url = await rootServer(t, { product: "Kuma", version: "2.15.0" });
+  t.is((await resolveKumaVersion(settings(url))).version, "2.14");
+});
+
+test("kuma-version › given a policy directory and no pin, when resolved, then the semantics follow Kuma 2.14", async (t) => {
+  t.deepEqual(await resolveKumaVersion(settings("")), { version: "2.14", from: "default" });
+});
+
+test("kuma-version › given a Kuma control plane reporting version 2.12.6, when resolved, then the semantics follow 2.12", async (t) => {
+  const url = await rootServer(t, { hostname: "cp", product: "Kuma", version: "2.12.6", instanceId: "i", clusterId: "c", gui: "/gui" });
+  t.deepEqual(await resolveKumaVersion(settings(url)), { version: "2.12", from: "control-plane", reported: "2.12.6" });
+});
+
+test("kuma-version › given a distribution reporting its own version and basedOnKuma, when resolved, then basedOnKuma decides", async (t) => {
+  const url = await rootServer(t, { product: "Kong Mesh", version: "2.13.1", basedOnKuma: "2.13.1" });
+  t.is((await resolveKumaVersion(settings(url))).version, "2.13");
+});
+
+test("kuma-version › given the embedded control plane, when resolved, then it reports and the sidecar follows 2.14", async (t) => {
+  const dir = await tempDir();
+  const cp = await startTestControlPlane(dir.path);
+  t.teardown(async () => {
+    await cp.stop();
+    await dir.remove();
+  });
+  t.deepEqual(await resolveKumaVersion(settings(cp.url)), { version: "2.14", from: "control-plane", reported: "2.14.3" });
+});
+
+for (const reported of ["3.0.0", "2.4.1", "0.0.0-preview.v9a8b7c"]) {
+  test(`kuma-version › given a control plane reporting ${reported}, when resolved, then a ConfigError names the version and the flag`, async (t) => {
+    const url = await rootServer(t, { product: "Kuma", version: reported });
+    const err = await t.throwsAsync(resolveKumaVersion(settings(url)), { instanceOf: ConfigError });
+    t.true(err!.message.includes(JSON.stringify(reported)) && err!.message.includes("--kuma-version"), err!.message);
+  });
+}
+
+test("kuma-version › given an unreachable control plane, when resolved, then 2.14 is used with a warning that says how to pin", async (t) => {
+  const r = await resolveKumaVersion(settings("http://127.0.0.1:1"), 1000);
+  t.is(r.version, "2.14");
+  t.is(r.from, "default");
+  t.regex(r.warning!, /--kuma-version/);
+});
+
+test("kuma-version › given an unsupported pin on the command line, when the sidecar starts, then it exits 2 with a readable message", (t) => {
+  const r = spawnSync(process.execPath, ["dist/extproc/cli.js", "sidecar", "--kuma-version", "1.8"], { encoding: "utf8", timeout: 20_000 });
+  t.is(r.status, 2);
+  t.regex(r.stderr, /--kuma-version: Kuma 1\.8 is not supported \(supported: 2\.5 to 2\.14, later 2\.x releases follow 2\.14\)/);
+  const cp = spawnSync(process.execPath, ["dist/extproc/cli.js", "control-plane", "--kuma-version", "banana"], { encoding: "utf8", timeout: 20_000 });
+  t.is(cp.status, 2);
+  t.regex(cp.stderr, /--kuma-version: "banana" is not a Kuma version/);
+});
+
+test("kuma-version › given a control plane reporting Kuma 3.0, when the sidecar starts against it, then it exits 2 before serving", async (t) => {
+  const url = await rootServer(t, { product: "Kuma", version: "3.0.0" });
+  const child = spawn(process.execPath, ["dist/extproc/cli.js", "sidecar", "--control-plane", url, "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"]);
+  let stderr = "";
+  child.stderr.on("data", (c) => (stderr += c));
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  t.is(code, 2);
+  t.regex(stderr, /reports version "3\.0\.0": Kuma 3\.0 is not supported[\s\S]*--kuma-version/);
+});

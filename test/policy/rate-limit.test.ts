@@ -1,0 +1,68 @@
+// rate-limit › the token bucket refills like Envoy's local_ratelimit: `num` tokens per whole interval, on a
+// fixed schedule counted from the bucket's start, never for a partial interval.
+import test from "ava";
+import { httpRequestRate, TokenBucket } from "../../extproc/policy/rate-limit.js";
+
+function takeAll(bucket: TokenBucket, nowMs: number): number {
+  let taken = 0;
+  while (bucket.take(nowMs)) taken++;
+  return taken;
+}
+
+test("rate-limit › refills advance by whole intervals, so a take mid-interval does not move the schedule", (t) => {
+  // Planted bug this catches: in TokenBucket.refill, `this.lastFillMs = nowMs` instead of
+  // `this.lastFillMs += fills * this.intervalMs` (the fill time drifts to the moment of the take);
+  // the refill due at 1000 then only comes at 1250 and the t=1000 assertion fails.
+  // given 2 per 500ms, emptied at 0
+  const bucket = new TokenBucket(2, 500, 0);
+  t.is(takeAll(bucket, 0), 2);
+  // when a request comes at 750 (one refill, at 500, is due) and empties it again
+  t.true(bucket.take(750), "the refill at 500 is there at 750");
+  t.true(bucket.take(750));
+  t.false(bucket.take(750), "empty again at 750");
+  // then nothing more until 1000, and at 1000 exactly the next refill of 2
+  t.false(bucket.take(999), "no token for the partial interval 750..999");
+  t.is(takeAll(bucket, 1000), 2, "the refill at 1000 is on the schedule of whole intervals from 0");
+});
+
+test("rate-limit › a refill is due at the interval boundary, not one millisecond before", (t) => {
+  // Planted bug this catches: `Math.ceil` instead of `Math.floor` when counting whole intervals elapsed
+  // (a partial interval refills: 499 gets a token).
+  const bucket = new TokenBucket(2, 500, 0);
+  t.is(takeAll(bucket, 0), 2);
+  t.false(bucket.take(499));
+  t.true(bucket.take(500));
+});
+
+test("rate-limit › several missed intervals refill at most to capacity", (t) => {
+  // given 2 per 500ms emptied at 0; when 10 intervals pass; then exactly 2 tokens, not 20
+  const bucket = new TokenBucket(2, 500, 0);
+  t.is(takeAll(bucket, 0), 2);
+  t.is(bucket.remaining(5000), 2);
+  t.is(takeAll(bucket, 5000), 2);
+});
+
+test("rate-limit › a dry run reports without taking", (t) => {
+  const bucket = new TokenBucket(1, 1000, 0);
+  t.true(bucket.take(0, true));
+  t.is(bucket.remaining(0), 1);
+  t.true(bucket.take(0));
+  t.false(bucket.take(0, true));
+});
+
+test("rate-limit › a clock that goes back restarts the interval instead of refilling", (t) => {
+  // given an emptied bucket at 10000; when the clock reads 9000 and then 9499; then still empty; at 9500 refilled
+  const bucket = new TokenBucket(1, 500, 10_000);
+  t.true(bucket.take(10_000));
+  t.false(bucket.take(9_000));
+  t.false(bucket.take(9_499));
+  t.true(bucket.take(9_500));
+});
+
+test("rate-limit › local.http without a usable requestRate enforces nothing", (t) => {
+  t.deepEqual(httpRequestRate({ http: { requestRate: { num: 2, interval: "500ms" } } }), { num: 2, intervalMs: 500 });
+  t.is(httpRequestRate({ http: { disabled: true, requestRate: { num: 2, interval: "500ms" } } }), undefined);
+  t.is(httpRequestRate({ http: {} }), undefined);
+  t.is(httpRequestRate({ http: { requestRate: { num: 0, interval: "1s" } } }), undefined);
+  t.is(httpRequestRate(undefined), undefined);
+});
