@@ -47,13 +47,16 @@ export interface H2loadResult {
   latenciesMs: number[];
 }
 
-/** Runs h2load against `target` for warmupS + durationS; the result covers the measured part only. */
-export async function runH2load(target: string, inFlight: number, durationS: number, warmupS: number): Promise<H2loadResult> {
+/** How long h2load runs: warmupS + durationS (the result covers the measured part only), or a request count. */
+export type H2loadLimit = { durationS: number; warmupS: number } | { requests: number };
+
+/** Runs h2load against `target` until `limit`. */
+export async function runH2load(target: string, inFlight: number, limit: H2loadLimit): Promise<H2loadResult> {
   const frameFile = join(tmpdir(), `meshext-bench-${process.pid}.grpcframe`);
   const logFile = join(tmpdir(), `meshext-bench-${process.pid}.h2load.log`);
   writeFileSync(frameFile, requestFrame());
   rmSync(logFile, { force: true });
-  const child = spawnPinned(CLIENT_CPU, "h2load", ["-c", "1", "-m", String(inFlight), "-D", String(durationS), `--warm-up-time=${warmupS}`,
+  const child = spawnPinned(CLIENT_CPU, "h2load", ["-c", "1", "-m", String(inFlight), ...("requests" in limit ? ["-n", String(limit.requests)] : ["-D", String(limit.durationS), `--warm-up-time=${limit.warmupS}`]),
     "-d", frameFile, "-H", "content-type: application/grpc", "-H", "te: trailers", `--log-file=${logFile}`, `http://${target}${PATH}`]);
   let out = "";
   child.stdout!.on("data", (d) => (out += String(d)));

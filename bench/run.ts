@@ -1,9 +1,11 @@
-// `npm run bench [-- --quick] [-- --out BENCHMARKS.md]`: every benchmark, our figures next to their baselines
-// as ratios, goal verdicts; --out also writes the same tables as markdown. Not part of `npm test`.
+// `npm run bench [-- --quick] [-- --out BENCHMARKS.md] [-- --only <section>]`: every benchmark, our figures next
+// to their baselines as ratios, goal verdicts; --out also writes the same tables as markdown; --only runs one
+// section (throughput, close, swap, wasm, policy, decision-log, footprint; memory comes with throughput). Not part of `npm test`.
 import { writeFileSync } from "node:fs";
 import { benchClosePattern } from "./close-pattern.js";
 import { benchDecisionLog, decisionLogOptions } from "./decision-log.js";
 import { benchControlPlaneScale, controlPlaneScaleNotes } from "./control-plane-scale.js";
+import { benchFootprint } from "./footprint.js";
 import { ensureH2load } from "./h2load.js";
 import { loadAvgNow, machineInfo } from "./machine.js";
 import { memoryRows } from "./memory.js";
@@ -18,6 +20,9 @@ import { median } from "./stats.js";
 const quick = process.argv.includes("--quick");
 const outIndex = process.argv.indexOf("--out");
 const outFile = outIndex > 0 ? process.argv[outIndex + 1] : undefined;
+const onlyIndex = process.argv.indexOf("--only");
+const only = onlyIndex > 0 ? process.argv[onlyIndex + 1] : undefined;
+const runs = (section: string) => only === undefined || only === section;
 const progress = (msg: string) => process.stderr.write(`[bench ${((Date.now() - t0) / 1000).toFixed(0)}s] ${msg}\n`);
 const t0 = Date.now();
 const startedAt = new Date().toISOString();
@@ -30,14 +35,17 @@ const THROUGHPUT = quick
 const CLOSE = quick
   ? { requests: 1500, inFlight: 64, policies: 1000, quietMaxMs: 0, full: false }
   : { requests: 6000, inFlight: 64, policies: 1000, quietMaxMs: 3000, full: true };
+const FOOTPRINT = quick
+  ? { sizes: [1000, 10_000], selecting: 100, settleMs: 1000, soak: { requests: 100_000, changeEvery: 10_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 2, reps: 2 } }
+  : { sizes: [1000, 10_000, 100_000], selecting: 100, settleMs: 2000, soak: { requests: 1_000_000, changeEvery: 100_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 5, reps: 3 } };
 const SWAP = quick ? { policies: 10_000, inFlight: 16, durationMs: 5000, swapAtMs: 2500, warmupMs: 1000 } : { policies: 10_000, inFlight: 16, durationMs: 20_000, swapAtMs: 10_000, warmupMs: 2000 };
 
 const CP_SCALE = { sidecars: [100, 1000], policies: 2000, durationS: quick ? 10 : 20, getsPerSecond: 20 };
 
 const sections: Section[] = [];
 
-const tp = await benchThroughput({ ...THROUGHPUT, generator }, progress);
-sections.push({
+const tp = runs("throughput") ? await benchThroughput({ ...THROUGHPUT, generator }, progress) : undefined;
+if (tp) sections.push({
   title: "1. ext_proc throughput and latency vs the transport limit",
   notes: [
     `Load: ${generator === "h2load" ? "h2load (`-c 1 -m <in flight>`: one HTTP/2 connection like one Envoy worker), one gRPC stream per request carrying Envoy's request_headers ProcessingRequest for a realistic request (12 headers incl. an XFCC with SPIFFE URIs, " + "values in raw_value) and END_STREAM" : "the grpc-js Envoy emulator (h2load missing), graceful close"}. Both servers answer request_headers with CONTINUE and response_header_mode SKIP (the request is allowed and no response edits apply), so Envoy would send no response_headers; both end the call right after the reply.`,
@@ -48,8 +56,8 @@ sections.push({
   rows: tp.goals,
 });
 
-const cp = await benchClosePattern(CLOSE, progress);
-sections.push({
+const cp = runs("close") ? await benchClosePattern(CLOSE, progress) : undefined;
+if (cp) sections.push({
   title: "2. Envoy's close pattern",
   notes: [
     "The grpc-js Envoy emulator (bench/envoy-load.ts in a child pinned to CPU 1, one HTTP/2 connection) sends request_headers on a new stream per request and closes it as Envoy does by default (END_STREAM then RST_STREAM after the reply) or gracefully, as Envoy does with the runtime flag `envoy.reloadable_features.ext_proc_graceful_grpc_close: true` (half-close, wait for the OK status) — the documented Envoy config.",
@@ -59,8 +67,8 @@ sections.push({
   rows: cp.rows,
 });
 
-const sw = await benchSwap(SWAP, progress);
-sections.push({
+const sw = runs("swap") ? await benchSwap(SWAP, progress) : undefined;
+if (sw) sections.push({
   title: "3. Policy changes under load",
   notes: [
     `A sidecar follows a directory holding ${SWAP.policies} policies while the Envoy emulator (graceful close, ${SWAP.inFlight} in flight) runs for ${SWAP.durationMs / 1000} s; at ${SWAP.swapAtMs / 1000} s a new ${SWAP.policies}-policy set (every policy renamed and changed) is renamed into the directory. Swap time = write → the sidecar's "policy set in force" log line (150 ms debounce + read + parse + validate + compile + atomic swap). "During" = requests in flight at any time in that window; "before" = requests finished before the write (after ${SWAP.warmupMs / 1000} s warm-up).`,
@@ -69,19 +77,17 @@ sections.push({
   rows: sw.rows,
 });
 
-progress("wasm filter");
 // Goals (wasm.ts): serving ≤ 1.25×, draining ≤ 1.5×, in each of three consecutive runs; release size ≤ 24 KiB.
-const wasmRows = await benchWasm({ quick });
-sections.push({
+const wasmRows = runs("wasm") ? (progress("wasm filter"), await benchWasm({ quick })) : undefined;
+if (wasmRows) sections.push({
   title: "4. The wasm drain filter",
   notes: ["bench/wasm.ts: per-request cost (request headers → response headers → done) of build/meshext_drain.wasm in the proxy-wasm emulator against build/noop.wasm built with the same flags and ABI layer, alternating rounds, medians, three consecutive runs each reported; and the release .wasm size."],
   tables: [],
   rows: wasmRows,
 });
 
-progress("policy decisions");
-const policyRows = await benchPolicy({ quick });
-sections.push({
+const policyRows = runs("policy") ? (progress("policy decisions"), await benchPolicy({ quick })) : undefined;
+if (policyRows) sections.push({
   title: "Policy decision cost (in process)",
   notes: ["bench/policy.ts: PolicyEngine.decide() per decision with 1, 100 and 10 000 policies, and compile time of each set (engine.replace) — the in-process share of the swap time above."],
   tables: [],
@@ -89,8 +95,8 @@ sections.push({
 });
 
 const DECISION_LOG = decisionLogOptions(quick, generator);
-const dl = await benchDecisionLog(DECISION_LOG, progress);
-sections.push({
+const dl = runs("decision-log") ? await benchDecisionLog(DECISION_LOG, progress) : undefined;
+if (dl) sections.push({
   title: "Decision log cost",
   notes: [
     `Three sidecars with ${DECISION_LOG.policies} policies under the section-1 load (${generator}, ${DECISION_LOG.inFlight} in flight, every request allowed): \`--decision-log\` off, and on to a file with \`--decision-log-sample\` 0.01 and 1.0. ${DECISION_LOG.warmupS} s warm-up + ${DECISION_LOG.durationS} s measured, ${DECISION_LOG.reps} repetition(s) interleaving the three; medians. Lines dropped = lines the bounded buffer refused rather than slow the request path (meshext_decision_log_dropped_total).`,
@@ -99,29 +105,41 @@ sections.push({
   rows: dl.rows,
 });
 
-const cps = await benchControlPlaneScale(CP_SCALE, progress);
-sections.push({
+const cps = runs("control-plane") ? await benchControlPlaneScale(CP_SCALE, progress) : undefined;
+if (cps) sections.push({
   title: "Control plane under many long-polling sidecars",
   notes: controlPlaneScaleNotes(CP_SCALE),
   tables: [{ header: cps.header, rows: cps.table }],
   rows: cps.rows,
 });
 
-sections.push({
+if (tp) sections.push({
   title: "5. Memory",
   notes: ["RSS (/proc/<pid>/status VmRSS) of the throughput bench's processes: 1 s after start with no traffic, and the peak sampled every 250 ms during the highest in-flight runs, against the echo server in the same state."],
   tables: [],
   rows: memoryRows(tp),
 });
 
+const fp = runs("footprint") ? await benchFootprint(FOOTPRINT, progress) : undefined;
+if (fp) sections.push({
+  title: "6. Footprint per pod: memory with the mesh's size, and a soak",
+  notes: [
+    `Scale: a sidecar started on a directory of N mesh policies of which ${FOOTPRINT.selecting} select it (bench/policy-files.ts with \`selecting\`), idle RSS ${FOOTPRINT.settleMs / 1000} s after the set is in force, against the echo server's idle RSS in the same run; then a new N-policy set (every policy renamed and changed) is renamed in, no load: write → "policy set in force" (150 ms debounce + read + parse + validate + select + compile), and RSS ${FOOTPRINT.settleMs / 1000} s later. Only policies that can select the dataplane are held and compiled (extproc/policy/select.ts), so what grows with N is reading and parsing, not what is kept.`,
+    `Soak: h2load, ${FOOTPRINT.soak.inFlight} in flight, ${FOOTPRINT.soak.requests} requests to the echo server and to a sidecar with ${FOOTPRINT.soak.policies} policies, in chunks of ${FOOTPRINT.soak.changeEvery} alternating the two servers; after each sidecar chunk a new policy set is renamed in. RSS read after each chunk (and sampled every 250 ms during the sidecar's). Goal: RSS at the end ≤ 1.1 × RSS after the first fifth of the requests.`,
+    "The sidecar runs with the Node options it ships with (extproc/config/runtime.ts: envoy/Dockerfile and `meshext inject` set them), here and in sections 1–5; the echo baseline with Node's defaults. The options table runs the same 10 000-policy sidecar with and without them, interleaved (h2load, no warm-up), to show what they cost and save.",
+  ],
+  tables: fp.tables,
+  rows: fp.rows,
+});
+
 const summary: Summary = {
   mode: quick ? "quick" : "full",
-  command: `npm run bench${quick ? " -- --quick" : ""}`,
+  command: `npm run bench${quick ? " -- --quick" : ""}${only ? ` -- --only ${only}` : ""}`,
   startedAt,
   durationS: (Date.now() - t0) / 1000,
   machine,
   loadAvgEnd: loadAvgNow(),
-  otherTenantsPct: median(tp.cells.map((c) => c.otherPct)),
+  otherTenantsPct: tp ? median(tp.cells.map((c) => c.otherPct)) : NaN,
   pinning: pinningNote(),
   sections,
 };

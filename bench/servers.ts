@@ -4,6 +4,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SIDECAR_NODE_OPTIONS } from "../extproc/config/runtime.js";
 import { writePolicyDir } from "./policy-files.js";
 import { type JsonLine, onJsonLines, SERVER_CPU, spawnPinned, stopChild, waitForLine } from "./proc.js";
 
@@ -37,6 +38,10 @@ export async function startEcho(): Promise<ServerProc> {
 
 export interface SidecarOptions {
   policies: number;
+  /** How many of them select the bench sidecar. @default 1 in 100 */
+  selecting?: number;
+  /** Node options of the sidecar process. @default the shipped ones (extproc/config/runtime.ts), as users start it */
+  nodeOptions?: readonly string[];
   maxStreamsPerConnection?: number;
   logLevel?: string;
   /** More sidecar flags. */
@@ -48,8 +53,8 @@ export interface SidecarOptions {
 export async function startSidecarProc(opts: SidecarOptions): Promise<ServerProc> {
   const dir = mkdtempSync(join(tmpdir(), "meshext-bench-"));
   const policyDir = join(dir, "policies");
-  writePolicyDir(policyDir, opts.policies);
-  const args = [join(DIST, "extproc", "cli.js"), "sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+  writePolicyDir(policyDir, opts.policies, 0, opts.selecting);
+  const args = [...(opts.nodeOptions ?? SIDECAR_NODE_OPTIONS), join(DIST, "extproc", "cli.js"), "sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
     "--policies", policyDir, "--dataplane-tags", "kuma.io/service=backend,version=v1", "--dataplane-name", "bench",
     "--log-level", opts.logLevel ?? "info", "--drain-min", "0", "--drain-time", "200", "--max-streams-per-connection", String(opts.maxStreamsPerConnection ?? 500), ...(opts.extraArgs ?? [])];
   const child = spawnPinned(SERVER_CPU, process.execPath, args);

@@ -29,22 +29,22 @@ function machineLines(s: Summary): string[] {
   return [
     `machine: ${m.cores} × ${m.cpu}, ${m.memGiB} GiB, Node ${m.node}, ${m.h2load}; commit ${m.commit}`,
     `run: ${s.mode}, started ${s.startedAt}, took ${s.durationS.toFixed(0)} s; ${s.pinning}`,
-    `load average (1/5/15 min) at start ${m.loadAvgStart.join(" / ")}, at end ${s.loadAvgEnd.join(" / ")}; other tenants used a median ${s.otherTenantsPct.toFixed(0)} % of one core during the throughput runs`,
+    `load average (1/5/15 min) at start ${m.loadAvgStart.join(" / ")}, at end ${s.loadAvgEnd.join(" / ")}${Number.isNaN(s.otherTenantsPct) ? "" : `; other tenants used a median ${s.otherTenantsPct.toFixed(0)} % of one core during the throughput runs`}`,
   ];
 }
 
 /** A caveat when other tenants used a noticeable share of the machine during the run. */
 function noiseNote(s: Summary): string | undefined {
   if (s.otherTenantsPct < 30 && Math.max(...s.machine.loadAvgStart) < s.machine.cores) return undefined;
-  return `Noisy run: the machine is shared, and other tenants (other engineers' builds and tests, plus our own load generator on CPU 1) kept ${s.otherTenantsPct.toFixed(0)} % of one core busy with load average ${s.machine.loadAvgStart[0]} on ${s.machine.cores} cores. Absolute figures are depressed and vary between runs; the ratios compare runs interleaved under the same noise and are the figures to read.`;
+  return `Noisy run: the machine is shared, and other tenants (other engineers' builds and tests, plus our own load generator on CPU 1) kept ${Number.isNaN(s.otherTenantsPct) ? "some" : `${s.otherTenantsPct.toFixed(0)} %`} of one core busy with load average ${s.machine.loadAvgStart[0]} on ${s.machine.cores} cores. Absolute figures are depressed and vary between runs; the ratios compare runs interleaved under the same noise and are the figures to read.`;
 }
 
 export const HOW_TO_RUN = [
   "## How to run",
   "",
-  "- `npm run bench` — full run (about 10 minutes on 2 cores); `npm run bench -- --quick` — one in-flight level, short runs, for development (under two minutes including the build on a quiet 2-core box); add `--out BENCHMARKS.md` to rewrite this file from the run. Not part of `npm test`.",
+  "- `npm run bench` — full run (about 20 minutes on 2 cores; section 6, with its 1 000 000-request soak and 100 000-policy set, is about half of it); `npm run bench -- --quick` — one in-flight level, short runs, for development (under two minutes including the build on a quiet 2-core box); add `--out BENCHMARKS.md` to rewrite this file from the run. Not part of `npm test`.",
   "- Needs `h2load` (Debian `nghttp2-client`; installed with apt-get when run as root, else the matrix falls back to the grpc-js client) and `taskset` (util-linux) for pinning; results are only comparable with pinning on ≥ 2 cores.",
-  "- Code: bench/run.ts (orchestration), throughput.ts, close-pattern.ts, swap.ts, memory.ts, echo-server.ts (baseline), h2load.ts, load-client.ts (grpc-js Envoy emulator in a child process), policy-files.ts, wasm.ts, policy.ts.",
+  "- Code: bench/run.ts (orchestration), throughput.ts, close-pattern.ts, swap.ts, memory.ts, footprint.ts (scale table, soak, runtime options), echo-server.ts (baseline), h2load.ts, load-client.ts (grpc-js Envoy emulator in a child process), policy-files.ts, wasm.ts, policy.ts.",
   "",
 ];
 

@@ -52,7 +52,7 @@ export async function measureOne(s: ServerProc, inFlight: number, o: Omit<Throug
   const startCpu = setTimeout(() => (win = new CpuWindow([s.pid])), o.warmupS * 1000);
   let r: H2loadResult;
   try {
-    r = o.generator === "h2load" ? await runH2load(s.grpc, inFlight, o.durationS, o.warmupS) : await viaGrpcJs(s.grpc, inFlight, o);
+    r = o.generator === "h2load" ? await runH2load(s.grpc, inFlight, { durationS: o.durationS, warmupS: o.warmupS }) : await viaGrpcJs(s.grpc, inFlight, o);
   } finally {
     clearInterval(poll);
     clearTimeout(startCpu);

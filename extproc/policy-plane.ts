@@ -1,6 +1,7 @@
 // Wires per-request policy decisions into the sidecar: who this dataplane is, the PolicyEngine,
 // its policy source (--policies DIR or --control-plane URL), the dataplane lifecycle client,
-// the "policies" readiness gate, and POST /explain.
+// the "policies" readiness gate, and POST /explain. Only policies that can select this dataplane are kept
+// (policy/select.ts); a change of the dataplane's own labels/tags (--dataplane-file) re-selects them.
 import { Gauge, type Registry } from "prom-client";
 import type { AdminServer } from "./admin/server.js";
 import { json } from "./admin/server.js";
@@ -8,9 +9,12 @@ import type { SidecarConfig } from "./config/sidecar.js";
 import { NO_CONTROL_PLANE, type DataplaneLifecycle } from "./dataplane-lifecycle.js";
 import type { Logger } from "./log.js";
 import { PolicyEngine } from "./policy/engine.js";
+import type { Dataplane } from "./policy/dataplane.js";
 import { explainHandler } from "./policy/explain-route.js";
+import { selectForDataplane } from "./policy/select.js";
 import type { MeshResources } from "./policy/resources.js";
 import type { Policy } from "./policy/types.js";
+import { watchDataplaneFile } from "./policy-source/dataplane-file-watch.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
 import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane } from "./policy-source/from-config.js";
 import { inspectRules } from "./kuma-rest/inspect-rules.js";
@@ -79,13 +83,17 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
     registers: [registry],
   });
   readiness.set("policies", "no policy set loaded yet");
+  const counts = selectionGauges(registry);
   const version = new Gauge({ name: "meshext_policy_set_version", help: "Version of the policy set in force (one more for each set applied, from either source); 0 before the first.", registers: [registry] });
-  const apply: ApplyPolicies = (policies: Policy[], origin: string, resources?: MeshResources) => {
-    const result = engine.replace(policies, resources);
+  const apply: ApplyPolicies = (policies: Policy[], origin: string, resources?: MeshResources, total?: number) => {
+    const selection = selectForDataplane(policies, engine.dataplane, engine.kumaVersion);
+    const result = engine.replace(selection.kept, resources, { kept: selection.kept.length, total: total ?? selection.total });
     if (result.ok) {
       version.set(result.version);
       readiness.set("policies", undefined);
-      policyLog.info({ origin, version: result.version, policies: result.policies }, "policy set in force");
+      counts.kept.set(selection.kept.length);
+      counts.total.set(result.selection!.total);
+      policyLog.info({ origin, version: result.version, policies: result.policies, total: result.selection!.total }, "policy set in force");
       for (const d of result.droppedEdits ?? []) {
         policyLog.warn({ origin, ...d }, "MeshHTTPRoute header edit that Envoy drops (ext_proc mutation_rules in envoy/envoy.yaml); it does not apply");
       }
@@ -106,6 +114,14 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
   failed.catch(() => {}); // observed by whoever awaits it; never an unhandled rejection
   let following: Promise<void> | undefined;
   let stopped = false;
+  const reselect = async (dp: Dataplane) => {
+    engine.setDataplane(dp);
+    await source?.resync();
+    const snap = engine.current();
+    // The source could not deliver a set (control plane down): compile what is held for the new dataplane.
+    if (snap && snap.dataplane !== dp) apply(snap.policies, "re-selection of the held set", snap.resources, engine.selectionCounts()?.total);
+  };
+  let unwatch = () => {};
   return {
     get kumaVersion() {
       return kuma;
@@ -125,10 +141,14 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
         engine.followKumaVersion(kuma.version);
         if (stopped) return;
         source = config.policies
-          ? new DirPolicySource({ dir: config.policies, apply, log: policyLog, kumaVersion: kuma.version })
+          ? new DirPolicySource({ dir: config.policies, apply, log: policyLog, selectFor: () => engine.dataplane, kumaVersion: kuma.version })
           : httpPolicySourceFromConfig(config, apply, log, registry, kuma.version)!;
         await source.start();
-        if (!stopped) await lifecycle.register();
+        if (stopped) return;
+        if (config.dataplaneFile) {
+          unwatch = watchDataplaneFile({ file: config.dataplaneFile, intervalMs: config.dataplaneFileCheckMs, current: local.dataplane, onChange: reselect, log: policyLog });
+        }
+        await lifecycle.register();
       })().catch((err: unknown) => {
         if (err instanceof ConfigError) reportFailure(err);
         else policyLog.error({ err }, "policy source failed to start");
@@ -137,8 +157,18 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
     },
     async stop() {
       stopped = true;
+      unwatch();
       await source?.stop();
       await following;
     },
+  };
+}
+
+/** How many policies the source delivered and how many can select this dataplane (and are compiled). */
+function selectionGauges(registry: Registry): { kept: Gauge; total: Gauge } {
+  const registers = [registry];
+  return {
+    kept: new Gauge({ name: "meshext_policies_kept", help: "Policies in force that can select this dataplane (the others are dropped at load).", registers }),
+    total: new Gauge({ name: "meshext_policies_in_source", help: "Valid policies in the source's current set, before keeping those that select this dataplane.", registers }),
   };
 }

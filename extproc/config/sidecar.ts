@@ -20,6 +20,7 @@ export const SIDECAR_FLAGS = [
   { key: "beforeFirstSync", flag: "before-first-sync", type: "enum", values: ["allow", "deny"], default: "deny", help: "Decision for requests that arrive before any policy set is loaded." },
   { key: "mesh", flag: "mesh", type: "string", default: "default", help: "Mesh of this dataplane." },
   { key: "dataplaneFile", flag: "dataplane-file", type: "path", default: "", help: "Kuma Dataplane resource (universal YAML) describing this dataplane." },
+  { key: "dataplaneFileCheckMs", flag: "dataplane-file-check-interval", type: "duration", default: 2000, min: 100, help: "How often --dataplane-file is checked for changes; changed labels, tags or inbounds re-select the policy set." },
   { key: "dataplaneName", flag: "dataplane-name", type: "string", default: "", help: "Dataplane name (default: the host name)." },
   { key: "dataplaneAddress", flag: "dataplane-address", type: "string", default: "127.0.0.1", help: "Address the dataplane registers with." },
   { key: "dataplaneTags", flag: "dataplane-tags", type: "string", default: "", help: "Inbound tags k=v,k=v (kuma.io/service is required) when no --dataplane-file is given." },

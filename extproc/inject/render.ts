@@ -2,6 +2,7 @@
 // either sidecar mode (classic containers, or native restartPolicy: Always init containers).
 // Pure: no I/O. Names here are how re-injection recognises its own containers.
 import { formatDurationMs } from "../config/flags.js";
+import { SIDECAR_NODE_OPTIONS, SIDECAR_RESOURCES } from "../config/runtime.js";
 import { SIDECAR_FLAGS } from "../config/sidecar.js";
 import { DRAIN_PATHS } from "../drain/routes.js";
 import { type InjectSettings, sidecarDefaultPort } from "./settings.js";
@@ -31,9 +32,13 @@ export const ENVOY_PRESTOP_WAIT_PATH = DRAIN_PATHS.wait;
 const ENVOY_CONFIG_DIR = "/etc/meshext";
 const DRAIN_MIN_DEFAULT_MS = Number(SIDECAR_FLAGS.find((f) => f.key === "drainMinMs")!.default);
 
-/** Kuma's default sidecar resources; override with a ContainerPatch. A fresh object per container. */
+/** Kuma's default sidecar resources, for Envoy; override with a ContainerPatch. A fresh object per container. */
 function sidecarResources(): Record<string, unknown> {
   return { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "1000m", memory: "512Mi" } };
+}
+/** The meshext sidecar's, measured (extproc/config/runtime.ts). A fresh object per container. */
+function meshextResources(): Record<string, unknown> {
+  return { requests: { ...SIDECAR_RESOURCES.requests }, limits: { ...SIDECAR_RESOURCES.limits } };
 }
 const INIT_RESOURCES = { requests: { cpu: "20m", memory: "20Mi" }, limits: { cpu: "100m", memory: "50Mi" } };
 
@@ -137,6 +142,7 @@ export function renderSidecar(s: InjectSettings, mode: SidecarMode = "classic"):
     env: [
       { name: "MESHEXT_DATAPLANE_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
       { name: "MESHEXT_DATAPLANE_ADDRESS", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+      { name: "NODE_OPTIONS", value: SIDECAR_NODE_OPTIONS.join(" ") },
       ...(s.sidecarControlPlane ? [{ name: "MESHEXT_CONTROL_PLANE", value: s.sidecarControlPlane }] : []),
     ],
     ports: [
@@ -147,7 +153,7 @@ export function renderSidecar(s: InjectSettings, mode: SidecarMode = "classic"):
     // never restart it (so no liveness probe on the same path).
     readinessProbe: { httpGet: { path: "/ready", port: SIDECAR_ADMIN_PORT }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 1 },
     ...hooks.sidecar,
-    resources: sidecarResources(),
+    resources: meshextResources(),
     securityContext: proxySecurityContext(s.proxyUid),
     ...restart,
   };

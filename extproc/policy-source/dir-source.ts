@@ -1,14 +1,19 @@
 // Policies from a directory (--policies DIR): every *.yaml|*.yml|*.json, followed with fs.watch (debounced)
 // plus a periodic rescan as a fallback for filesystems where watch is unreliable. A file or policy that
 // fails to parse or validate is skipped and logged; the last good version of a rejected policy stays.
+// With `selectFor`, only the policies that might select that dataplane are held: the rest leave just their key.
+// Loads of many changed bytes are parsed in a short-lived worker thread (parse-worker.ts).
 import { watch, type FSWatcher } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
+import type { Dataplane } from "../policy/dataplane.js";
 import type { KumaVersion } from "../policy/kuma-version.js";
-import { parsePolicyTextAsync, type Rejected } from "../policy/parse.js";
-import { resourcesOf, type Resource } from "../policy/resources.js";
-import type { Policy } from "../policy/types.js";
-import { keepLastGood, kindAndName } from "./last-good.js";
+import type { Rejected } from "../policy/parse.js";
+import { resourcesOf } from "../policy/resources.js";
+import { policyKey, type Policy } from "../policy/types.js";
+import { parseInWorker } from "./parse-in-worker.js";
+import { digest, type FileJob, type FileOutcome, type FileState, readPolicyFile } from "./policy-file.js";
+import { kindAndName } from "./last-good.js";
 import type { ApplyPolicies, PolicySource, RejectedPolicy } from "./source.js";
 
 export interface SourceLog {
@@ -25,6 +30,10 @@ export interface DirSourceOptions {
   debounceMs?: number;
   /** Periodic rescan (0 disables). @default 5000 */
   rescanIntervalMs?: number;
+  /** Hold only validated policies that might select this dataplane (the others are dropped at load). @default hold all */
+  selectFor?: () => Dataplane;
+  /** Changed bytes from which a scan parses in a worker thread instead of the main thread (Infinity: never). @default 512 KiB */
+  workerMinBytes?: number;
   /** Whose validators decide what loads. @default the engine default (2.14) */
   kumaVersion?: KumaVersion;
 }
@@ -37,15 +46,7 @@ export interface ScanReport {
 }
 
 const POLICY_FILE = /\.(ya?ml|json)$/i;
-
-interface FileState {
-  /** The text last parsed: an unchanged file is not parsed again (content, not mtime, so same-tick rewrites count). */
-  text: string;
-  policies: Policy[];
-  /** `kind: Mesh` and service resources of the file. */
-  resources: Resource[];
-  rejected: Rejected[];
-}
+const WORKER_MIN_BYTES = 512 * 1024;
 
 export class DirPolicySource implements PolicySource {
   private files = new Map<string, FileState>();
@@ -53,6 +54,7 @@ export class DirPolicySource implements PolicySource {
   private timer: ReturnType<typeof setInterval> | undefined;
   private debounce: ReturnType<typeof setTimeout> | undefined;
   private lastApplied = "";
+  private lastTotal = 0;
   private scanning: Promise<ScanReport> | undefined;
   private pending: Promise<ScanReport> | undefined;
   private isLoaded = false;
@@ -66,7 +68,9 @@ export class DirPolicySource implements PolicySource {
 
   /** Rejections of the files as last scanned; keptLastGood when that policy is still in force from an earlier version. */
   get rejected(): RejectedPolicy[] {
-    const inForce = new Set([...this.files.values()].flatMap((s) => s.policies.map((p) => kindAndName(p.type, p.name))));
+    // Held policies and those dropped because they cannot select this dataplane (keys type/mesh/name) both count.
+    const droppedKeys = (s: FileState) => (s.droppedCount > 0 ? s.dropped.split("\n").map((k) => k.split("/")) : []);
+    const inForce = new Set([...this.files.values()].flatMap((s) => [...s.held.map((p) => kindAndName(p.type, p.name)), ...droppedKeys(s).map(([type, , name]) => kindAndName(type, name))]));
     return [...this.files.values()].flatMap((s) =>
       s.rejected.map((r) => ({ ...r, keptLastGood: r.kind !== undefined && r.name !== undefined && inForce.has(kindAndName(r.kind, r.name)) })),
     );
@@ -127,43 +131,106 @@ export class DirPolicySource implements PolicySource {
       this.opts.log?.error({ err, dir: this.opts.dir }, "cannot read policy dir; keeping the current policies");
       return { files: 0, policies: 0, rejected: [], applied: false };
     }
-    const next = new Map<string, FileState>();
-    const rejected: Rejected[] = [];
-    for (const name of names) {
-      const file = join(this.opts.dir, name);
-      const state = await this.readFileState(file, this.files.get(file));
-      if (!state) continue;
-      next.set(file, state);
-      rejected.push(...state.rejected);
-    }
+    const next = await this.readFiles(names.map((n) => join(this.opts.dir, n)));
+    const rejected = [...next.values()].flatMap((s) => s.rejected);
+    // Nothing read, nothing gone (the usual periodic rescan): the set in force is still the set.
+    const same = this.isLoaded && this.lastApplied !== "" && next.size === this.files.size && [...next].every(([f, st]) => this.files.get(f) === st);
     this.files = next;
-    const policies = [...next.values()].flatMap((s) => s.policies);
+    if (same) return { files: next.size, policies: this.lastTotal, rejected, applied: false };
+    const { policies, total } = combine(next.values());
+    this.lastTotal = total;
     const resources = [...next.values()].flatMap((s) => s.resources);
-    const signature = JSON.stringify([policies.map((p) => [p.source, p.type, p.name, p.labels, p.spec]), resources]);
+    const signature = digest(JSON.stringify([total, policies.map((p) => [p.source, p.type, p.name, p.labels, p.spec]), resources]));
     const applied = signature !== this.lastApplied || !this.isLoaded;
     if (applied && !this.stopped) {
       this.lastApplied = signature;
-      this.opts.apply(policies, `dir:${this.opts.dir}`, resourcesOf(resources));
+      this.opts.apply(policies, `dir:${this.opts.dir}`, resourcesOf(resources), total);
       this.isLoaded = true;
-      this.opts.log?.info({ dir: this.opts.dir, files: next.size, policies: policies.length, rejected: rejected.length }, "policies loaded");
+      this.opts.log?.info({ dir: this.opts.dir, files: next.size, policies: total, held: policies.length, rejected: rejected.length }, "policies loaded");
     }
-    return { files: next.size, policies: policies.length, rejected, applied };
+    return { files: next.size, policies: total, rejected, applied };
   }
 
-  private async readFileState(file: string, prev: FileState | undefined): Promise<FileState | undefined> {
-    try {
-      const st = await stat(file);
-      if (!st.isFile()) return undefined;
-      const text = await readFile(file, "utf8");
-      if (prev && prev.text === text) return prev;
-      // Parsed in slices with setImmediate between them: a big file must not stall requests in flight.
-      const parsed = await parsePolicyTextAsync(text, file, () => new Promise((resolve) => setImmediate(resolve)), { kumaVersion: this.opts.kumaVersion });
-      for (const r of parsed.rejected) this.opts.log?.warn({ file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
-      for (const p of parsed.policies) if (p.warnings.length > 0) this.opts.log?.warn({ file, kind: p.type, name: p.name, warnings: p.warnings }, "policy uses deprecated Kuma fields");
-      return { text, policies: keepLastGood(parsed.policies, parsed.rejected, prev?.policies), resources: parsed.resources, rejected: parsed.rejected };
-    } catch (err) {
-      this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
-      return prev;
-    }
+  /** Reads and parses every file again and applies the result even if unchanged (what `retain` keeps has changed). */
+  resync(): Promise<void> {
+    const forget = () => {
+      this.files = new Map();
+      this.lastApplied = "";
+    };
+    if (this.scanning) return this.scanning.then(forget).then(() => this.scan()).then(() => undefined);
+    forget();
+    return this.scan().then(() => undefined);
   }
+
+  /** Each file's state: kept when its stat stamp shows no change, else read (in a worker when many bytes changed). */
+  private async readFiles(files: string[]): Promise<Map<string, FileState>> {
+    const next = new Map<string, FileState | undefined>();
+    const jobs: FileJob[] = [];
+    let changedBytes = 0;
+    const dataplane = this.opts.selectFor?.();
+    for (const file of files) {
+      const prev = this.files.get(file);
+      try {
+        const st = await stat(file, { bigint: true });
+        if (!st.isFile()) continue;
+        // A file not touched since a read made well after its last write is not read again: periodic rescans of
+        // a large mesh would otherwise allocate every file's text each time.
+        const stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+        next.set(file, prev);
+        if (prev && prev.settled && prev.stamp === stamp) continue;
+        changedBytes += Number(st.size);
+        jobs.push({ file, stamp, mtimeMs: Number(st.mtimeMs), ...(prev ? { prev: { digest: prev.digest, held: prev.held } } : {}), ...(dataplane ? { dataplane } : {}), ...(this.opts.kumaVersion ? { kumaVersion: this.opts.kumaVersion } : {}) });
+      } catch (err) {
+        this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
+        next.set(file, prev);
+      }
+    }
+    const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const inProcess = () => jobs.reduce(async (acc, job) => [...(await acc), await readPolicyFile(job, pause)], Promise.resolve([] as FileOutcome[]));
+    let outcomes: FileOutcome[] | { workerFailed: string } = jobs.length > 0 && changedBytes >= (this.opts.workerMinBytes ?? WORKER_MIN_BYTES) ? await parseInWorker(jobs) : await inProcess();
+    if ("workerFailed" in outcomes) {
+      this.opts.log?.warn({ err: outcomes.workerFailed, files: jobs.length }, "policy parse worker failed; parsing on the main thread");
+      outcomes = await inProcess();
+    }
+    jobs.forEach((job, i) => {
+      const outcome = outcomes[i]!;
+      const prev = next.get(job.file);
+      if ("error" in outcome) this.opts.log?.warn({ err: outcome.error, file: job.file }, "cannot read policy file; keeping its previous policies");
+      else if ("unchanged" in outcome) next.set(job.file, prev && { ...prev, ...outcome.unchanged });
+      else {
+        for (const r of outcome.state.rejected) this.opts.log?.warn({ file: job.file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
+        for (const w of outcome.warned) this.opts.log?.warn({ file: job.file, ...w }, "policy uses deprecated Kuma fields");
+        if (outcome.warnedNotHeld > 0) this.opts.log?.info({ file: job.file, policies: outcome.warnedNotHeld }, "policies that cannot select this dataplane use deprecated Kuma fields (not listed)");
+        next.set(job.file, outcome.state);
+      }
+    });
+    return new Map([...next].filter((e): e is [string, FileState] => e[1] !== undefined));
+  }
+}
+
+/**
+ * The files' held policies in order, a later file's policy replacing an earlier one of the same key, held
+ * or not (as compile() resolves duplicates). `total` counts distinct policies, except that a policy held by
+ * no file but defined in two files counts twice (telling those apart would mean a set of every key).
+ */
+function combine(files: Iterable<FileState>): { policies: Policy[]; total: number } {
+  const byKey = new Map<string, Policy | undefined>();
+  let total = 0;
+  for (const f of files) {
+    if (byKey.size > 0 && f.droppedCount > 0) {
+      for (const key of f.dropped.split("\n")) {
+        if (byKey.has(key)) {
+          byKey.set(key, undefined);
+          total--;
+        }
+      }
+    }
+    for (const p of f.held) {
+      const key = policyKey(p);
+      if (byKey.has(key)) total--;
+      byKey.set(key, p);
+    }
+    total += f.held.length + f.droppedCount;
+  }
+  return { policies: [...byKey.values()].filter((p): p is Policy => p !== undefined), total };
 }

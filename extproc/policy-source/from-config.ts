@@ -39,23 +39,26 @@ export interface LocalDataplane {
 
 /** --dataplane-file, else --mesh/--dataplane-name/--dataplane-tags (name defaults to the host name, the service tag to the name). */
 export function localDataplane(config: SidecarConfig): LocalDataplane {
-  if (config.dataplaneFile) {
-    let text: string;
-    try {
-      text = readFileSync(config.dataplaneFile, "utf8");
-    } catch (err) {
-      throw new ConfigError(`--dataplane-file: cannot read ${config.dataplaneFile}: ${(err as Error).message}`);
-    }
-    const doc = parseDocuments(text).find((d) => isObj(d.value) && d.value.type === "Dataplane");
-    const result = doc ? dataplaneFromObject(doc.value) : dataplaneFromText(text);
-    if (!result.dataplane) throw new ConfigError(`--dataplane-file ${config.dataplaneFile}: ${describe(result.violations)}`);
-    return { dataplane: result.dataplane, document: { ...(doc!.value as Record<string, unknown>), mesh: result.dataplane.mesh } };
-  }
+  if (config.dataplaneFile) return dataplaneFromFile(config.dataplaneFile);
   const name = config.dataplaneName || hostname();
   const tags = config.dataplaneTags.includes(`${SERVICE_TAG}=`) ? config.dataplaneTags : [`${SERVICE_TAG}=${name}`, config.dataplaneTags].filter(Boolean).join(",");
   const result = dataplaneFromTags(config.mesh, tags, name);
   if (!result.dataplane) throw new ConfigError(`--dataplane-tags: ${describe(result.violations)}`);
   return { dataplane: result.dataplane };
+}
+
+/** Reads --dataplane-file (at start, and again when it changes); throws ConfigError with every violation. */
+export function dataplaneFromFile(file: string): LocalDataplane {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConfigError(`--dataplane-file: cannot read ${file}: ${(err as Error).message}`);
+  }
+  const doc = parseDocuments(text).find((d) => isObj(d.value) && d.value.type === "Dataplane");
+  const result = doc ? dataplaneFromObject(doc.value) : dataplaneFromText(text);
+  if (!result.dataplane) throw new ConfigError(`--dataplane-file ${file}: ${describe(result.violations)}`);
+  return { dataplane: result.dataplane, document: { ...(doc!.value as Record<string, unknown>), mesh: result.dataplane.mesh } };
 }
 
 function describe(violations: ReadonlyArray<{ field: string; message: string }>): string {

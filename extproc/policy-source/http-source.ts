@@ -91,6 +91,12 @@ export class HttpPolicySource implements PolicySource {
     this.loop = this.run(etags);
   }
 
+  /** Lists everything again and applies it even if unchanged; the follow loop carries on as before. */
+  async resync(): Promise<void> {
+    this.fingerprint = undefined;
+    await this.syncOnce();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     this.inflight.abort();

@@ -77,7 +77,7 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
   const traits = versionTraits(kumaVersion);
   const resources = opts.resources ?? NO_RESOURCES;
   const { policies, duplicates } = dedupe(input);
-  const routesByName = new Map(policies.filter((p) => p.type === "MeshHTTPRoute" && p.mesh === dataplane.mesh).map((p) => [p.name, p]));
+  const routesByName = routesOf(policies, dataplane.mesh);
   const perInbound = dataplane.inbounds.map(() => new Map<FromKind, Policy[]>());
   const routes: Policy[] = [];
   const shadowed: Policy[] = [];
@@ -170,7 +170,13 @@ export function routeTableFor(plan: OutboundPlan, service: string, dest?: Destin
   return table;
 }
 
-function dedupe(input: readonly Policy[]): { policies: Policy[]; duplicates: string[] } {
+/** MeshHTTPRoutes of `mesh` by name: what a top-level targetRef of kind MeshHTTPRoute resolves against. */
+export function routesOf(policies: readonly Policy[], mesh: string): Map<string, Policy> {
+  return new Map(policies.filter((p) => p.type === "MeshHTTPRoute" && p.mesh === mesh).map((p) => [p.name, p]));
+}
+
+/** One policy per type/mesh/name, the later in the input replacing the earlier in place (order kept). */
+export function dedupe(input: readonly Policy[]): { policies: Policy[]; duplicates: string[] } {
   const byKey = new Map<string, Policy>();
   const duplicates: string[] = [];
   for (const p of input) {

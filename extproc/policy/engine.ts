@@ -12,6 +12,7 @@ import { respond, type EvalContext } from "./outcomes.js";
 import type { KumaVersion } from "./kuma-version.js";
 import { BucketStore } from "./rate-limit.js";
 import type { RandomSource } from "./random.js";
+import type { SelectionCounts } from "./select.js";
 import { NO_RESOURCES, type MeshResources } from "./resources.js";
 import { routeEditDrops, type RouteEditDrop } from "./route-drops.js";
 import type { Policy } from "./types.js";
@@ -42,6 +43,8 @@ export interface ReplaceResult {
   ok: boolean;
   version: number;
   policies: number;
+  /** What the source delivered vs what was kept for this dataplane (when the caller filtered). */
+  selection?: SelectionCounts;
   error?: string;
   /** MeshHTTPRoute edits (of routes selecting this proxy) that the shipped Envoy config's mutation_rules drop. */
   droppedEdits?: RouteEditDrop[];
@@ -64,6 +67,8 @@ export interface EvaluateOverrides {
 
 export class PolicyEngine implements Decider {
   private snapshot: Snapshot | undefined;
+  private selection: SelectionCounts | undefined;
+  private dp: Dataplane;
   private version = 0;
   private readonly buckets = new BucketStore();
   private readonly identities = new IdentityCache();
@@ -75,14 +80,26 @@ export class PolicyEngine implements Decider {
     this.nowMs = opts.nowMs ?? Date.now;
     this.random = opts.random ?? Math.random;
     this.kumaVersionInForce = opts.kumaVersion;
+    this.dp = opts.dataplane;
   }
 
   get loaded(): boolean {
     return this.snapshot !== undefined;
   }
 
+  /** The dataplane the next replace() compiles for (the snapshot in force carries the one it was compiled for). */
   get dataplane(): Dataplane {
-    return this.opts.dataplane;
+    return this.dp;
+  }
+
+  /** The local dataplane changed (labels, tags, inbounds): the next replace() compiles for `dp`. */
+  setDataplane(dp: Dataplane): void {
+    this.dp = dp;
+  }
+
+  /** Policies delivered by the source vs kept for this dataplane, as of the set in force. */
+  selectionCounts(): SelectionCounts | undefined {
+    return this.selection;
   }
 
   /** The compiled snapshot in force (undefined before the first replace). */
@@ -101,15 +118,17 @@ export class PolicyEngine implements Decider {
 
   /**
    * Compiles `policies` (already validated) with the Mesh and service `resources` given alongside, and swaps
-   * them in; on failure the previous set stays.
+   * them in; on failure the previous set stays. `selection` records how many the source delivered when the
+   * caller kept only those that can select this dataplane (select.ts).
    */
-  replace(policies: readonly Policy[], resources: MeshResources = NO_RESOURCES): ReplaceResult {
+  replace(policies: readonly Policy[], resources: MeshResources = NO_RESOURCES, selection?: SelectionCounts): ReplaceResult {
     try {
-      const next = compile(policies, this.opts.dataplane, this.version + 1, { kumaVersion: this.kumaVersionInForce, resources });
+      const next = compile(policies, this.dp, this.version + 1, { kumaVersion: this.kumaVersionInForce, resources });
       this.version = next.version;
       this.snapshot = next;
+      this.selection = selection;
       this.buckets.retain(new Set(next.inbounds.filter((i) => i.from.MeshRateLimit || i.rules.MeshRateLimit).map((i) => i.inbound.name)));
-      return { ok: true, version: next.version, policies: next.policies.length, droppedEdits: routeEditDrops(next.outbound.routes) };
+      return { ok: true, version: next.version, policies: next.policies.length, ...(selection ? { selection } : {}), droppedEdits: routeEditDrops(next.outbound.routes) };
     } catch (err) {
       this.opts.log?.error({ err }, "policy compile failed; keeping the previous policy set");
       return { ok: false, version: this.version, policies: this.snapshot?.policies.length ?? 0, error: (err as Error).message };

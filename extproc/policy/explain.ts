@@ -10,6 +10,7 @@ import { describedIdentity, tagSetToObject, type ClientIdentity } from "./identi
 import { at, Issues } from "./issues.js";
 import { tagSet } from "./match.js";
 import { buildRules, type KumaRule } from "./rules.js";
+import type { SelectionCounts } from "./select.js";
 import type { Tag, Violation } from "./types.js";
 
 export interface PolicyReport {
@@ -25,6 +26,8 @@ export interface PolicyReport {
 
 export interface ExplainReport {
   decision: Decision;
+  /** Policies the source delivered (`total`) and those kept because they can select this dataplane. */
+  selection?: SelectionCounts;
   direction: "inbound" | "outbound";
   inbound?: { name: string; tags: Readonly<Record<string, string>> };
   destination?: string;
@@ -87,7 +90,9 @@ export function parseExplainInput(body: unknown, mesh = "default"): { input?: Ex
 
 export function explainRequest(engine: PolicyEngine, input: ExplainInput): ExplainReport {
   const ev = engine.evaluate(input.facts, { dryRun: true, identity: input.identity, inbound: input.inbound });
-  const report: ExplainReport = { decision: ev.decision, direction: input.facts.direction, policies: [], merged: {} };
+  const kept = ev.snapshot?.policies.length;
+  const selection = engine.selectionCounts() ?? (kept === undefined ? undefined : { kept, total: kept });
+  const report: ExplainReport = { decision: ev.decision, ...(selection ? { selection } : {}), direction: input.facts.direction, policies: [], merged: {} };
   if (ev.outbound) {
     const ob = ev.outbound;
     report.destination = ob.service;

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DirPolicySource } from "../../extproc/policy-source/dir-source.js";
+import type { Dataplane } from "../../extproc/policy/dataplane.js";
 import type { Policy } from "../../extproc/policy/types.js";
 
 const mtp = (name: string, action: string) => `type: MeshTrafficPermission
@@ -89,6 +90,38 @@ test("dir-source › a missing directory does not throw and stays not loaded", a
   await source.stop();
   s.done();
 });
+
+const onService = (name: string, service: string, action: string) => `type: MeshTrafficPermission
+mesh: default
+name: ${name}
+spec:
+  targetRef: {kind: MeshService, name: ${service}}
+  from: [{targetRef: {kind: Mesh}, default: {action: ${action}}}]
+`;
+const dataplaneOf = (service: string): Dataplane => ({ mesh: "default", name: "dp", proxyType: "Sidecar", inbounds: [{ name: "8080", port: 8080, tags: { "kuma.io/service": service } }] });
+
+for (const [how, workerMinBytes] of [["on the main thread", Infinity], ["in a worker thread", 0]] as const) {
+  test(`dir-source › with selectFor, only what might select is handed over, a later file's same-named policy still replaces an earlier one, and resync re-selects (${how})`, async (t) => {
+    // given a.yaml with x and keep on backend, and b.yaml redefining x on web; selecting for backend
+    const dir = mkdtempSync(join(tmpdir(), "meshext-policies-"));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(join(dir, "a.yaml"), [onService("x", "backend", "Allow"), onService("keep", "backend", "Allow")].join("---\n"));
+    writeFileSync(join(dir, "b.yaml"), onService("x", "web", "Deny"));
+    const applied: Array<{ policies: Policy[]; total?: number }> = [];
+    let dp = dataplaneOf("backend");
+    const source = new DirPolicySource({ dir, apply: (policies, _o, _r, total) => void applied.push({ policies, total }), rescanIntervalMs: 0, selectFor: () => dp, workerMinBytes });
+    // when loaded; then x (replaced by the web version, which is dropped) is gone, keep stays, and the total counts both
+    await source.start();
+    t.deepEqual(actions(applied.at(-1)?.policies), ["keep:Allow"]);
+    t.is(applied.at(-1)?.total, 2);
+    // when the dataplane becomes web and the source resyncs; then the whole directory is read and applied again
+    dp = dataplaneOf("web");
+    await source.resync();
+    t.deepEqual(actions(applied.at(-1)?.policies), ["x:Deny"]);
+    t.is(applied.length, 2);
+    await source.stop();
+  });
+}
 
 test("dir-source › a kind: Mesh document in the directory reaches apply as a resource", async (t) => {
   // given a directory with a Mesh (mTLS on) and a MeshService next to a policy; when loaded; then apply gets them

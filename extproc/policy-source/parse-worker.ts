@@ -1,0 +1,10 @@
+// Worker thread for large directory loads: reads and parses the changed files off the main thread and posts
+// back only what is held. Its heap (every file's text and YAML tree) goes away with it, so the sidecar's
+// memory after a load grows with what selects it, not with the mesh. Started by parse-in-worker.ts.
+import { parentPort, workerData } from "node:worker_threads";
+import { type FileJob, readPolicyFile } from "./policy-file.js";
+
+const jobs = workerData as FileJob[];
+const outcomes = [];
+for (const job of jobs) outcomes.push(await readPolicyFile(job, async () => {}));
+parentPort!.postMessage(outcomes);

@@ -1,0 +1,84 @@
+// One file of a policy directory: read, parse, validate, keep last good versions of rejected policies, and
+// hold only what might select this dataplane. Runs on the main thread or in parse-worker.ts (no logging here).
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { compact, StringTable } from "../policy/compact.js";
+import { dedupe } from "../policy/compile.js";
+import type { Dataplane } from "../policy/dataplane.js";
+import type { KumaVersion } from "../policy/kuma-version.js";
+import { parsePolicyTextAsync, type Rejected } from "../policy/parse.js";
+import type { Resource } from "../policy/resources.js";
+import { mightSelect } from "../policy/select.js";
+import { policyKey, type Policy } from "../policy/types.js";
+import { keepLastGood } from "./last-good.js";
+
+/** A read this long after a file's mtime saw its final content for that mtime (coarse-timestamp filesystems included). */
+const SETTLED_AFTER_WRITE_MS = 2000;
+
+export interface FileState {
+  /** Digest of the text last parsed: an unchanged file is not parsed again (content, not mtime, so same-tick rewrites count). */
+  digest: string;
+  /** inode, size, mtime and ctime (ns) when last read, and whether that read came well after the last write. */
+  stamp: string;
+  settled: boolean;
+  /** The file's distinct policies that are held, in order. */
+  held: Policy[];
+  /** Keys (type/mesh/name) of the file's policies not held, one per line: one string however many (for duplicates across files). */
+  dropped: string;
+  droppedCount: number;
+  /** `kind: Mesh` and service resources of the file (all held: `to[]` entries resolve against them). */
+  resources: Resource[];
+  rejected: Rejected[];
+}
+
+/** What a read needs: the file, its stat stamp, what was held before, and the dataplane to select for (none: hold all). */
+export interface FileJob {
+  file: string;
+  stamp: string;
+  mtimeMs: number;
+  prev?: { digest: string; held: Policy[] };
+  dataplane?: Dataplane;
+  /** Whose validators and selection rules apply. @default the engine default (2.14) */
+  kumaVersion?: KumaVersion;
+}
+
+/** A held policy that uses deprecated Kuma fields (logged by the caller). */
+export interface Warned {
+  kind: string;
+  name: string;
+  warnings: unknown[];
+}
+
+/** The new state, `unchanged` (same content; only stamp and settled are new), or the error that kept the file from being read. */
+export type FileOutcome = { state: FileState; warned: Warned[]; warnedNotHeld: number } | { unchanged: { stamp: string; settled: boolean } } | { error: string };
+
+export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): Promise<FileOutcome> {
+  try {
+    const readAtMs = Date.now();
+    const bytes = await readFile(job.file);
+    const settled = readAtMs - job.mtimeMs > SETTLED_AFTER_WRITE_MS;
+    const textDigest = digest(bytes);
+    if (job.prev?.digest === textDigest) return { unchanged: { stamp: job.stamp, settled } };
+    const parsed = await parsePolicyTextAsync(bytes.toString("utf8"), job.file, pause, { kumaVersion: job.kumaVersion });
+    const policies = dedupe(keepLastGood(parsed.policies, parsed.rejected, job.prev?.held)).policies;
+    // What is held is copied out of the file's text (compact.ts), or else it would keep the whole text alive.
+    const strings = new StringTable();
+    const dp = job.dataplane;
+    const keep = (p: Policy) => !dp || mightSelect(p, dp, job.kumaVersion);
+    const held = policies.filter(keep).map((p) => compact(p, strings));
+    const dropped = policies.filter((p) => !keep(p)).map(policyKey);
+    const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, dropped: strings.intern(dropped.join("\n")), droppedCount: dropped.length, resources: compact(parsed.resources, strings), rejected: parsed.rejected };
+    // Deprecations are listed for held policies only: each policy is reported by the sidecars it selects,
+    // not by every sidecar of the mesh; the others are counted.
+    const warned = held.filter((p) => p.warnings.length > 0).map((p) => ({ kind: p.type, name: p.name, warnings: p.warnings }));
+    const warnedNotHeld = policies.filter((p) => p.warnings.length > 0).length - warned.length;
+    return { state, warned, warnedNotHeld };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+
+export function digest(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("base64");
+}

@@ -1,0 +1,32 @@
+// Detaches a policy that is held for long from the text it was parsed from. YAML's parser hands out substrings
+// of the whole file, and V8 keeps a substring as a view of its parent: one held name would keep a file of
+// 1 000 policies alive. Compacting copies every string once per load and shares repeated ones.
+
+/** Shares equal strings within one load; each distinct string is copied out of its source text once. */
+export class StringTable {
+  private readonly table = new Map<string, string>();
+  private readonly encoder = new TextEncoder();
+  private readonly decoder = new TextDecoder();
+
+  intern(s: string): string {
+    let copy = this.table.get(s);
+    if (copy === undefined) {
+      // Short strings are never views (V8 copies substrings under 13 characters); longer ones are re-decoded.
+      copy = s.length < 13 ? s : this.decoder.decode(this.encoder.encode(s));
+      this.table.set(copy, copy);
+    }
+    return copy;
+  }
+}
+
+/** A deep copy of a plain JSON-like value whose strings (keys' values and array items) come from `strings`. */
+export function compact<T>(value: T, strings: StringTable): T {
+  if (typeof value === "string") return strings.intern(value) as T;
+  if (Array.isArray(value)) return value.map((v) => compact(v, strings)) as T;
+  if (typeof value === "object" && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = compact(v, strings);
+    return out as T;
+  }
+  return value;
+}
