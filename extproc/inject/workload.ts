@@ -65,6 +65,11 @@ function toWorkload(obj: Record<string, unknown>, base: Path): FoundWorkload | u
     }
   }
   const metaPath = [...specPath.slice(0, -1), "metadata"];
+  // Annotations are written under both metadata objects: anything but a mapping (or absent) cannot hold them.
+  for (const path of [["metadata"], metaPath]) {
+    const meta = getAt(obj, path);
+    if (meta !== undefined && meta !== null && !isObject(meta)) return { ok: false, id, message: `${path.join(".")} must be an object` };
+  }
   return {
     ok: true,
     workload: {
