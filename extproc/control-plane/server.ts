@@ -5,7 +5,8 @@ import type { AddressInfo } from "node:net";
 import { DEFAULT_KUMA_VERSION, type KumaVersion } from "../kuma-rest/kuma-version.js";
 import type { Logger } from "../log.js";
 import { DataplaneRegistry } from "./dataplanes.js";
-import { ApiError } from "./problems.js";
+import { type ControlPlaneMetrics, createControlPlaneMetrics } from "./metrics.js";
+import { ApiError, methodNotAllowed } from "./problems.js";
 import { type ApiReply, route, type RouteContext } from "./routes.js";
 import { DEFAULT_BODY_LIMITS, readBodyLimited, type BodyLimits } from "./safety.js";
 import { ResourceStore } from "./store.js";
@@ -58,7 +59,8 @@ export async function startControlPlane(opts: ControlPlaneOptions, log: Logger):
     version: opts.version ?? "0.1.0",
     kumaVersion: opts.kumaVersion ?? DEFAULT_KUMA_VERSION,
   };
-  const server = createServer((req, res) => void handle(ctx, log, req, res));
+  const metrics = createControlPlaneMetrics({ notifier, store, dataplanes });
+  const server = createServer((req, res) => void handle(ctx, metrics, log, req, res));
   server.keepAliveTimeout = 5000;
   server.requestTimeout = 120_000;
   server.headersTimeout = 10_000;
@@ -84,18 +86,22 @@ export async function startControlPlane(opts: ControlPlaneOptions, log: Logger):
   };
 }
 
-async function handle(ctx: RouteContext, log: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(ctx: RouteContext, metrics: ControlPlaneMetrics, log: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? "/", "http://control-plane");
+  const method = req.method ?? "GET";
+  const observe = metrics.startRequest(method, url, req.headers);
   const abandoned = new Promise<void>((resolve) => res.once("close", () => resolve()));
   let reply: ApiReply;
   try {
-    reply = await route(ctx, {
-      method: req.method ?? "GET",
-      url,
-      headers: req.headers,
-      body: () => readBodyLimited(req, ctx.limits.maxBodyBytes),
-      abandoned,
-    });
+    // GET /metrics is read-only and needs no token, like Kuma's own metrics endpoint.
+    if (url.pathname.replace(/\/+$/, "") === "/metrics") {
+      if (method !== "GET") throw methodNotAllowed(method, url.pathname, ["GET"]);
+      res.writeHead(200, { "content-type": metrics.registry.contentType });
+      res.end(await metrics.registry.metrics());
+      observe(200);
+      return;
+    }
+    reply = await route(ctx, { method, url, headers: req.headers, body: () => readBodyLimited(req, ctx.limits.maxBodyBytes), abandoned });
   } catch (err) {
     if (err instanceof ApiError) {
       reply = { status: err.status, headers: err.headers, body: err.body() };
@@ -111,6 +117,7 @@ async function handle(ctx: RouteContext, log: Logger, req: IncomingMessage, res:
   if (reply.status === 413) headers.connection = "close";
   res.writeHead(reply.status, headers);
   res.end(reply.body === undefined ? undefined : JSON.stringify(reply.body, null, 2) + "\n");
+  observe(reply.status);
   log.debug({ method: req.method, path: url.pathname, status: reply.status }, "control-plane request");
 }
 

@@ -92,6 +92,16 @@ export class ChangeNotifier {
     });
   }
 
+  /** Long-poll requests held right now, per collection kind (a key's part before its "/"); for /metrics. */
+  waitersByKind(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const [key, set] of this.waiters) {
+      const kind = key.slice(0, key.indexOf("/"));
+      counts.set(kind, (counts.get(kind) ?? 0) + set.size);
+    }
+    return counts;
+  }
+
   get isClosed(): boolean {
     return this.closed;
   }
