@@ -129,6 +129,11 @@ test("envoy › published ports, the app, the load client and Prometheus agree w
   t.deepEqual(jobs.get("envoy").static_configs[0].targets, [hostPort(envoy.admin.address.socket_address)]);
   t.is(jobs.get("meshext-sidecar").metrics_path, "/metrics");
   t.deepEqual(jobs.get("meshext-sidecar").static_configs[0].targets, [hostPort(clusterAddress(envoy, "meshext_sidecar_admin"))]);
+  // The control plane is its own service: scraped by service name on the port its --listen names.
+  const cpCommand: string[] = services["control-plane"].command;
+  const cpListen = cpCommand[cpCommand.indexOf("--listen") + 1]!;
+  t.is(jobs.get("meshext-control-plane").metrics_path, "/metrics");
+  t.deepEqual(jobs.get("meshext-control-plane").static_configs[0].targets, [`control-plane:${portOf(cpListen)}`]);
 });
 
 test("envoy › the compose seeder puts every sample policy into a real control plane once", async (t) => {

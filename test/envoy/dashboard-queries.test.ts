@@ -1,5 +1,5 @@
 // Every PromQL expression of the Grafana dashboard and of the alert rules, run by a real Prometheus against real
-// sidecars and a real control plane after allow, deny, delay, abort, outbound and failing traffic and a drain:
+// sidecars and a real control plane (both scraped) after allow, deny, delay, abort, outbound and failing traffic and a drain:
 // each parses, and each returns data — except the series only Envoy exports (the wasm filter's, named in
 // wasm/contract.json, and Envoy's own), which are listed as Envoy-only and must name real Envoy series.
 import test, { type ExecutionContext } from "ava";
@@ -15,6 +15,7 @@ import { which } from "../helpers/tools.js";
 import { ALERTS_YML, DASHBOARD_JSON, ENVOY_DIR, PROMETHEUS_YML, readYaml, ROOT, type Yaml } from "./envoy-config.js";
 
 const SIDECAR_JOB = "meshext-sidecar";
+const CONTROL_PLANE_JOB = "meshext-control-plane";
 /** What Grafana puts in for its built-in variables when the dashboard runs (the test's scrape interval is 1 s). */
 const GRAFANA_VARIABLES: Record<string, string> = { $__rate_interval: "1m", $__range: "10m" };
 
@@ -132,11 +133,14 @@ async function startStack(t: ExecutionContext, prometheusBinary: string): Promis
   const unsyncedAdmin = await adminUrl(unsynced);
   const grpcOf = (p: MeshextProcess) => String(p.lines.find((l) => l.msg === "listening")!.grpc);
 
-  // And a Prometheus scraping both every second with the repo's scrape config and alert rules
-  const prometheus = await RunningPrometheus.start(prometheusBinary, scrapeConfigFor(readYaml(PROMETHEUS_YML), { [SIDECAR_JOB]: [new URL(syncedAdmin).host, new URL(unsyncedAdmin).host] }, 1, [ALERTS_YML]));
+  // And a Prometheus scraping both sidecars and the control plane every second with the repo's scrape config and alert rules
+  const targets = { [SIDECAR_JOB]: [new URL(syncedAdmin).host, new URL(unsyncedAdmin).host], [CONTROL_PLANE_JOB]: new URL(cpUrl).host };
+  const prometheus = await RunningPrometheus.start(prometheusBinary, scrapeConfigFor(readYaml(PROMETHEUS_YML), targets, 1, [ALERTS_YML]));
   t.teardown(() => prometheus.stop());
   const up = await prometheus.until(`up{job="${SIDECAR_JOB}"} == 1`, (s) => s.length === 2, 30_000);
   t.is(up.length, 2, "Prometheus scrapes both sidecars before the traffic starts");
+  const cpUp = await prometheus.until(`up{job="${CONTROL_PLANE_JOB}"} == 1`, (s) => s.length === 1, 30_000);
+  t.is(cpUp.length, 1, "Prometheus scrapes the control plane");
 
   // When Envoy-like traffic flows: allowed, denied, delayed, aborted, outbound routed, one broken stream, and not-ready
   const inbound = new EnvoyExtProcClient(grpcOf(synced), { messageTimeoutMs: 5000 });
