@@ -1,7 +1,8 @@
 // Prometheus metrics of the ext_proc transport and its decisions, on a Registry passed in.
-import { Counter, Histogram, type Registry } from "prom-client";
+import { Counter, type Registry } from "prom-client";
+import { type CountCell, type HistogramCell, HotCounter, HotHistogram } from "./hot-metrics.js";
 
-/** Memoised labelled children: the per-request path skips prom-client's label hashing. */
+/** Memoised cells by label value: the per-request path resolves a label set with one Map lookup. */
 function children<T>(make: (label: string) => T): (label: string) => T {
   const cache = new Map<string, T>();
   return (label) => {
@@ -19,54 +20,54 @@ export const MAX_POLICY_SERIES = 100;
 export const OTHER_POLICY = "_other";
 
 export class TransportMetrics {
-  readonly streamsOpened: Counter;
-  readonly streamsEnded: Counter;
-  readonly streamsCancelled: Counter;
+  /** Per stream: cells bumped in place (hot-metrics.ts). */
+  readonly streamsOpened: CountCell;
+  readonly streamsEnded: CountCell;
+  readonly streamsCancelled: CountCell;
   readonly streamsFailed: Counter<"reason">;
-  readonly messagesReceived: Counter<"phase">;
-  readonly replies: Counter<"kind">;
-  readonly immediateResponses: Counter<"status">;
-  readonly phaseDuration: Histogram<"phase">;
-  readonly decisions: Counter<"kind" | "action" | "direction">;
   readonly delaysCapped: Counter;
   readonly headerEditsDropped: Counter<"phase" | "reason">;
   readonly connectionsRotated: Counter;
-  /** Children for the hot path, by label value. */
-  readonly receivedIn: (phase: string) => { inc(): void };
-  readonly timerFor: (phase: string) => { startTimer(): () => void };
-  readonly repliedWith: (kind: string) => { inc(): void };
+  /** Cells for the hot path, by label value. */
+  readonly receivedIn: (phase: string) => CountCell;
+  readonly timerFor: (phase: string) => HistogramCell;
+  readonly repliedWith: (kind: string) => CountCell;
+  readonly immediateResponded: (status: string) => CountCell;
   /** By "kind action direction". */
-  readonly decidedAs: (kindActionDirection: string) => { inc(): void };
-  readonly policyDecisions: Counter<"kind" | "policy" | "action">;
+  readonly decidedAs: (kindActionDirection: string) => CountCell;
   /** By "kind\0policy\0action", for decisions a named policy took. */
-  readonly decidedByPolicy: (kindPolicyAction: string) => { inc(): void };
+  readonly decidedByPolicy: (kindPolicyAction: string) => CountCell;
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.streamsOpened = new Counter({ name: "meshext_extproc_streams_opened_total", help: "ext_proc streams opened by Envoy (one per HTTP request).", registers });
-    this.streamsEnded = new Counter({ name: "meshext_extproc_streams_ended_total", help: "ext_proc streams finished with status OK.", registers });
-    this.streamsCancelled = new Counter({ name: "meshext_extproc_streams_cancelled_total", help: "ext_proc streams reset by Envoy (its default close after the last reply; a normal end).", registers });
+    const streamsOpened = new HotCounter({ name: "meshext_extproc_streams_opened_total", help: "ext_proc streams opened by Envoy (one per HTTP request).", registers });
+    const streamsEnded = new HotCounter({ name: "meshext_extproc_streams_ended_total", help: "ext_proc streams finished with status OK.", registers });
+    const streamsCancelled = new HotCounter({ name: "meshext_extproc_streams_cancelled_total", help: "ext_proc streams reset by Envoy (its default close after the last reply; a normal end).", registers });
+    this.streamsOpened = streamsOpened.cell();
+    this.streamsEnded = streamsEnded.cell();
+    this.streamsCancelled = streamsCancelled.cell();
     this.streamsFailed = new Counter({ name: "meshext_extproc_streams_failed_total", help: "ext_proc streams ended with an error status, by reason.", labelNames: ["reason"], registers });
-    this.messagesReceived = new Counter({ name: "meshext_extproc_messages_received_total", help: "ProcessingRequest messages received, by phase.", labelNames: ["phase"], registers });
-    this.replies = new Counter({ name: "meshext_extproc_replies_total", help: "ProcessingResponse messages sent, by kind.", labelNames: ["kind"], registers });
-    this.immediateResponses = new Counter({ name: "meshext_extproc_immediate_responses_total", help: "Local replies sent through immediate_response, by HTTP status.", labelNames: ["status"], registers });
-    this.phaseDuration = new Histogram({
+    const messagesReceived = new HotCounter<"phase">({ name: "meshext_extproc_messages_received_total", help: "ProcessingRequest messages received, by phase.", labelNames: ["phase"], registers });
+    const replies = new HotCounter<"kind">({ name: "meshext_extproc_replies_total", help: "ProcessingResponse messages sent, by kind.", labelNames: ["kind"], registers });
+    const immediateResponses = new HotCounter<"status">({ name: "meshext_extproc_immediate_responses_total", help: "Local replies sent through immediate_response, by HTTP status.", labelNames: ["status"], registers });
+    const phaseDuration = new HotHistogram<"phase">({
       name: "meshext_extproc_phase_duration_seconds",
       help: "Time from receiving a ProcessingRequest to sending its reply (excluding injected fault delays), by phase.",
       labelNames: ["phase"],
       buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2],
       registers,
     });
-    this.decisions = new Counter({ name: "meshext_decisions_total", help: "Policy decisions, by deciding policy kind, action and direction (inbound/outbound listener).", labelNames: ["kind", "action", "direction"], registers });
+    const decisions = new HotCounter<"kind" | "action" | "direction">({ name: "meshext_decisions_total", help: "Policy decisions, by deciding policy kind, action and direction (inbound/outbound listener).", labelNames: ["kind", "action", "direction"], registers });
     this.connectionsRotated = new Counter({ name: "meshext_extproc_connections_rotated_total", help: "HTTP/2 connections from Envoy asked to reconnect (graceful GOAWAY) after --max-streams-per-connection streams.", registers });
-    this.receivedIn = children((phase) => this.messagesReceived.labels({ phase }));
-    this.timerFor = children((phase) => this.phaseDuration.labels({ phase }));
-    this.repliedWith = children((kind) => this.replies.labels({ kind }));
+    this.receivedIn = children((phase) => messagesReceived.cell({ phase }));
+    this.timerFor = children((phase) => phaseDuration.cell({ phase }));
+    this.repliedWith = children((kind) => replies.cell({ kind }));
+    this.immediateResponded = children((status) => immediateResponses.cell({ status }));
     this.decidedAs = children((key) => {
       const [kind, action, direction] = key.split(" ");
-      return this.decisions.labels({ kind: kind!, action: action!, direction: direction! });
+      return decisions.cell({ kind: kind!, action: action!, direction: direction! });
     });
-    this.policyDecisions = new Counter({
+    const policyDecisions = new HotCounter<"kind" | "policy" | "action">({
       name: "meshext_policy_decisions_total",
       help: `Decisions taken by a named policy, by kind, policy name and action (the first ${MAX_POLICY_SERIES} policies seen get their own series, the rest policy="${OTHER_POLICY}").`,
       labelNames: ["kind", "policy", "action"],
@@ -77,7 +78,7 @@ export class TransportMetrics {
       const [kind, policy, action] = key.split("\0");
       const policyKey = `${kind}\0${policy}`;
       if (namedPolicies.size < MAX_POLICY_SERIES) namedPolicies.add(policyKey);
-      return this.policyDecisions.labels({ kind: kind!, policy: namedPolicies.has(policyKey) ? policy! : OTHER_POLICY, action: action! });
+      return policyDecisions.cell({ kind: kind!, policy: namedPolicies.has(policyKey) ? policy! : OTHER_POLICY, action: action! });
     });
     this.delaysCapped = new Counter({ name: "meshext_fault_delays_capped_total", help: "Fault delays shortened to fit Envoy's message_timeout / max_message_timeout.", registers });
     this.headerEditsDropped = new Counter({

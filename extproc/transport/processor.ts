@@ -42,6 +42,8 @@ export type Step =
       endStream: boolean;
       /** Set on the request_headers step: the decision taken. */
       decision?: Decision;
+      /** Set on the request_headers step: what the message said (for the decision log). */
+      facts?: RequestFacts;
     }
   | { type: "ignore"; why: string }
   | { type: "invalid"; message: string };
@@ -55,8 +57,6 @@ export class RequestProcessor {
   private decision: Decision | undefined;
   /** x-request-id of the HTTP request, once request_headers arrived (for logs). */
   requestId: string | undefined;
-  /** What the request_headers message said, once it arrived (for the decision log). */
-  facts: RequestFacts | undefined;
 
   constructor(
     private readonly decider: Decider,
@@ -104,14 +104,13 @@ export class RequestProcessor {
   private onRequestHeaders(msg: ProcessingRequest, headers: Extract<ProcessingRequest["request"], { $case: "requestHeaders" }>["requestHeaders"]): Step {
     const facts = requestFacts(headers, msg.attributes as Record<string, Record<string, unknown> | undefined>, this.direction);
     this.requestId = facts.requestId;
-    this.facts = facts;
     const decision = this.decider.decide(facts);
     this.decision = decision;
     const { delayMs, first, cappedFrom } = this.planDelay(decision.delayMs ?? 0);
     if (decision.type === "respond") {
       this.finished = true;
       const isGrpc = (facts.headers.get("content-type") ?? "").startsWith("application/grpc");
-      return { type: "reply", first, reply: immediateResponse(decision, isGrpc, this.settings.explainHeader), delayMs, delayCappedFromMs: cappedFrom, endStream: true, decision };
+      return { type: "reply", first, reply: immediateResponse(decision, isGrpc, this.settings.explainHeader), delayMs, delayCappedFromMs: cappedFrom, endStream: true, decision, facts };
     }
     const needsResponse = this.needsResponsePhase();
     return {
@@ -122,6 +121,7 @@ export class RequestProcessor {
       delayCappedFromMs: cappedFrom,
       endStream: !needsResponse && headers.endOfStream,
       decision,
+      facts,
     };
   }
 

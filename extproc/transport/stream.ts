@@ -8,7 +8,7 @@ import type { ProcessingRequest, ProcessingResponse } from "../gen/envoy/service
 import type { Logger } from "../log.js";
 import { decisionDrops } from "../envoy-mutation-rules.js";
 import type { TransportMetrics } from "./metrics.js";
-import { RequestProcessor, snake, type ProcessorSettings } from "./processor.js";
+import { RequestProcessor, snake, type ProcessorSettings, type Step } from "./processor.js";
 
 /** gRPC metadata key (Envoy grpc_service.initial_metadata) telling the listener's direction. */
 export const DIRECTION_METADATA_KEY = "x-meshext-direction";
@@ -34,116 +34,158 @@ function replyKind(reply: ProcessingResponse): string {
   return reply.overrideMessageTimeout ? "override_message_timeout" : "empty";
 }
 
-export function handleProcessStream(deps: StreamDeps, call: ServerDuplexStream<ProcessingRequest, ProcessingResponse>): void {
-  const streamId = nextStreamId++;
-  const direction = directionOf(call);
-  const processor = new RequestProcessor(deps.decider(), direction, deps.settings);
-  const { metrics, log, decisionLog } = deps;
-  let done = false;
-  let pending = 0;
-  let halfClosed = false;
-  const timers = new Set<NodeJS.Timeout>();
-  metrics.streamsOpened.inc();
+type Call = ServerDuplexStream<ProcessingRequest, ProcessingResponse>;
+type ReplyStep = Extract<Step, { type: "reply" }>;
 
-  const finish = (how: "ok" | "cancelled" | "failed", code?: GrpcStatus, details?: string) => {
-    if (done) return;
-    done = true;
-    for (const t of timers) clearTimeout(t);
-    timers.clear();
-    if (how === "ok") {
-      metrics.streamsEnded.inc();
-      call.end();
-    } else if (how === "cancelled") {
-      metrics.streamsCancelled.inc();
-    } else {
-      metrics.streamsFailed.inc({ reason: code === GrpcStatus.INVALID_ARGUMENT ? "invalid_argument" : "internal" });
-      call.emit("error", { code, details });
-    }
-  };
+export function handleProcessStream(deps: StreamDeps, call: Call): void {
+  new ProcessStream(deps, call);
+}
 
-  const send = (reply: ProcessingResponse) => {
-    if (done) return;
-    metrics.repliedWith(replyKind(reply)).inc();
-    if (reply.response?.$case === "immediateResponse") {
-      metrics.immediateResponses.inc({ status: String(reply.response.immediateResponse.status?.code ?? 200) });
-    }
-    call.write(reply);
-  };
+/**
+ * One stream's state. A class with prototype methods, so a stream costs one object, its processor and its four
+ * listeners: at thousands of streams a second, per-stream closures and sets show up in GC time.
+ */
+class ProcessStream {
+  private readonly streamId = nextStreamId++;
+  private readonly direction: Direction;
+  private readonly processor: RequestProcessor;
+  private done = false;
+  /** Replies held for a fault delay. */
+  private pending = 0;
+  private halfClosed = false;
+  /** Fault-delay timers, created with the first one. */
+  private timers: Set<NodeJS.Timeout> | undefined;
 
-  call.on("data", (msg: ProcessingRequest) => {
-    if (done) return;
+  constructor(
+    private readonly deps: StreamDeps,
+    private readonly call: Call,
+  ) {
+    this.direction = directionOf(call);
+    this.processor = new RequestProcessor(deps.decider(), this.direction, deps.settings);
+    deps.metrics.streamsOpened.count++;
+    call.on("data", (msg: ProcessingRequest) => this.onMessage(msg));
+    call.on("end", () => this.onHalfClose());
+    call.on("cancelled", () => this.finish("cancelled"));
+    call.on("error", (err: Error & { code?: number }) => this.onError(err));
+  }
+
+  private onMessage(msg: ProcessingRequest): void {
+    if (this.done) return;
+    const { metrics, log } = this.deps;
     const phase = msg.request?.$case;
     const phaseLabel = phase ? snake(phase) : "none";
-    metrics.receivedIn(phaseLabel).inc();
-    const endTimer = metrics.timerFor(phaseLabel).startTimer();
-    const startedMs = decisionLog ? performance.now() : 0;
-    let step;
+    metrics.receivedIn(phaseLabel).count++;
+    const startedMs = performance.now();
+    let step: Step;
     try {
-      step = processor.handle(msg);
+      step = this.processor.handle(msg);
     } catch (err) {
-      log.error({ err, streamId }, "request processing failed");
-      finish("failed", GrpcStatus.INTERNAL, `meshext internal error: ${(err as Error).message}`);
+      log.error({ err, streamId: this.streamId }, "request processing failed");
+      this.finish("failed", GrpcStatus.INTERNAL, `meshext internal error: ${(err as Error).message}`);
       return;
     }
     if (step.type === "invalid") {
-      log.warn({ streamId, requestId: processor.requestId, reason: step.message }, "invalid ext_proc message");
-      finish("failed", GrpcStatus.INVALID_ARGUMENT, step.message);
+      log.warn({ streamId: this.streamId, requestId: this.processor.requestId, reason: step.message }, "invalid ext_proc message");
+      this.finish("failed", GrpcStatus.INVALID_ARGUMENT, step.message);
       return;
     }
     if (step.type === "ignore") {
-      endTimer();
+      this.observePhase(phaseLabel, startedMs);
       return;
     }
-    if (step.decision) {
-      const e = step.decision.explain;
-      metrics.decidedAs(`${e.kind} ${e.action} ${direction}`).inc();
-      if (e.policy !== undefined) metrics.decidedByPolicy(`${e.kind}\0${e.policy}\0${e.action}`).inc();
-      if (decisionLog) decisionLog.record(processor.facts!, step.decision, performance.now() - startedMs);
-      for (const d of decisionDrops(step.decision)) metrics.headerEditsDropped.labels({ phase: d.phase, reason: d.reason }).inc();
-      if (log.isLevelEnabled("debug")) {
-        log.debug({ streamId, requestId: processor.requestId, decision: step.decision.type, ...e, delayMs: step.delayMs }, "decision");
-      }
-    }
+    if (step.decision) this.recordDecision(step, startedMs);
     if (step.delayCappedFromMs !== undefined) {
       metrics.delaysCapped.inc();
-      log.warn({ streamId, wantedMs: step.delayCappedFromMs, appliedMs: step.delayMs }, "fault delay shortened to fit Envoy's message timeout (raise max_message_timeout)");
+      log.warn({ streamId: this.streamId, wantedMs: step.delayCappedFromMs, appliedMs: step.delayMs }, "fault delay shortened to fit Envoy's message timeout (raise max_message_timeout)");
     }
-    if (step.first) send(step.first);
-    const complete = () => {
-      send(step.reply);
-      endTimer();
-      if (step.endStream || halfClosed) finish("ok");
-    };
-    if (step.delayMs > 0) {
-      pending++;
-      const t = setTimeout(() => {
-        timers.delete(t);
-        pending--;
-        complete();
-      }, step.delayMs);
-      timers.add(t);
-    } else {
-      complete();
+    if (step.first) this.send(step.first);
+    if (step.delayMs > 0) this.hold(step, phaseLabel, startedMs);
+    else this.complete(step, phaseLabel, startedMs);
+  }
+
+  private recordDecision(step: ReplyStep, startedMs: number): void {
+    const { metrics, log, decisionLog } = this.deps;
+    const decision = step.decision!;
+    const e = decision.explain;
+    metrics.decidedAs(`${e.kind} ${e.action} ${this.direction}`).count++;
+    if (e.policy !== undefined) metrics.decidedByPolicy(`${e.kind}\0${e.policy}\0${e.action}`).count++;
+    if (decisionLog && step.facts) decisionLog.record(step.facts, decision, performance.now() - startedMs);
+    for (const d of decisionDrops(decision)) metrics.headerEditsDropped.labels({ phase: d.phase, reason: d.reason }).inc();
+    if (log.isLevelEnabled("debug")) {
+      log.debug({ streamId: this.streamId, requestId: this.processor.requestId, decision: decision.type, ...e, delayMs: step.delayMs }, "decision");
     }
-  });
-  call.on("end", () => {
+  }
+
+  /** Sends the reply after the step's fault delay. */
+  private hold(step: ReplyStep, phaseLabel: string, startedMs: number): void {
+    this.pending++;
+    const timers = (this.timers ??= new Set());
+    const t = setTimeout(() => {
+      timers.delete(t);
+      this.pending--;
+      this.complete(step, phaseLabel, startedMs);
+    }, step.delayMs);
+    timers.add(t);
+  }
+
+  private complete(step: ReplyStep, phaseLabel: string, startedMs: number): void {
+    this.send(step.reply);
+    this.observePhase(phaseLabel, startedMs);
+    if (step.endStream || this.halfClosed) this.finish("ok");
+  }
+
+  private observePhase(phaseLabel: string, startedMs: number): void {
+    this.deps.metrics.timerFor(phaseLabel).observe((performance.now() - startedMs) / 1000);
+  }
+
+  private send(reply: ProcessingResponse): void {
+    if (this.done) return;
+    const { metrics } = this.deps;
+    metrics.repliedWith(replyKind(reply)).count++;
+    if (reply.response?.$case === "immediateResponse") {
+      metrics.immediateResponded(String(reply.response.immediateResponse.status?.code ?? 200)).count++;
+    }
+    this.call.write(reply);
+  }
+
+  private onHalfClose(): void {
     // Envoy half-closed: nothing more will come. End with OK once held replies are out. A cancel
     // (RST_STREAM) also ends the readable side, and grpc-js reports it a moment later: look once
     // the events of this turn are out, so a reset stream is counted as cancelled, not as ended.
-    halfClosed = true;
+    this.halfClosed = true;
+    if (this.done) return;
     setImmediate(() => {
-      if (call.cancelled) finish("cancelled");
-      else if (pending === 0) finish("ok");
+      if (this.call.cancelled) this.finish("cancelled");
+      else if (this.pending === 0) this.finish("ok");
     });
-  });
-  call.on("cancelled", () => finish("cancelled"));
-  call.on("error", (err: Error & { code?: number }) => {
-    if (done) return;
-    if (err.code === GrpcStatus.CANCELLED) finish("cancelled");
+  }
+
+  private onError(err: Error & { code?: number }): void {
+    if (this.done) return;
+    if (err.code === GrpcStatus.CANCELLED) this.finish("cancelled");
     else {
-      log.warn({ streamId, err: err.message }, "ext_proc stream error");
-      done = true;
-      metrics.streamsFailed.inc({ reason: "transport" });
+      this.deps.log.warn({ streamId: this.streamId, err: err.message }, "ext_proc stream error");
+      this.done = true;
+      this.deps.metrics.streamsFailed.inc({ reason: "transport" });
     }
-  });
+  }
+
+  private finish(how: "ok" | "cancelled" | "failed", code?: GrpcStatus, details?: string): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.timers) {
+      for (const t of this.timers) clearTimeout(t);
+      this.timers.clear();
+    }
+    const { metrics } = this.deps;
+    if (how === "ok") {
+      metrics.streamsEnded.count++;
+      this.call.end();
+    } else if (how === "cancelled") {
+      metrics.streamsCancelled.count++;
+    } else {
+      metrics.streamsFailed.inc({ reason: code === GrpcStatus.INVALID_ARGUMENT ? "invalid_argument" : "internal" });
+      this.call.emit("error", { code, details });
+    }
+  }
 }
