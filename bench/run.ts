@@ -10,7 +10,7 @@ import { ensureH2load } from "./h2load.js";
 import { loadAvgNow, machineInfo } from "./machine.js";
 import { memoryRows } from "./memory.js";
 import { benchPolicy } from "./policy.js";
-import { pinningNote } from "./proc.js";
+import { IDLE_SETTLE_MS, pinningNote } from "./proc.js";
 import { consoleText, markdown, type Section, type Summary } from "./summary.js";
 import { benchSwap } from "./swap.js";
 import { benchThroughput } from "./throughput.js";
@@ -30,14 +30,14 @@ const machine = machineInfo();
 const generator = ensureH2load(progress) ? "h2load" : "grpc-js";
 
 const THROUGHPUT = quick
-  ? { inFlight: [64], policies: [1000, 10_000], durationS: 2, warmupS: 1, reps: 1, quietMaxMs: 0 }
-  : { inFlight: [1, 16, 64], policies: [1, 1000, 10_000], durationS: 6, warmupS: 1, reps: 3, quietMaxMs: 2000 };
+  ? { inFlight: [64], policies: [1000, 10_000], durationS: 2, warmupS: 1, reps: 1, quietMaxMs: 0, idleSettleMs: 1000 }
+  : { inFlight: [1, 16, 64], policies: [1, 1000, 10_000], durationS: 6, warmupS: 1, reps: 3, quietMaxMs: 2000, idleSettleMs: IDLE_SETTLE_MS };
 const CLOSE = quick
   ? { requests: 1500, inFlight: 64, policies: 1000, quietMaxMs: 0, full: false }
   : { requests: 6000, inFlight: 64, policies: 1000, quietMaxMs: 3000, full: true };
 const FOOTPRINT = quick
-  ? { sizes: [1000, 10_000], selecting: 100, settleMs: 1000, soak: { requests: 100_000, changeEvery: 10_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 2, reps: 2 } }
-  : { sizes: [1000, 10_000, 100_000], selecting: 100, settleMs: 2000, soak: { requests: 1_000_000, changeEvery: 100_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 5, reps: 3 } };
+  ? { sizes: [1000, 10_000], selecting: 100, settleMs: 1000, soak: { requests: 100_000, changeEvery: 10_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 2, reps: 2, settleMs: 1000 } }
+  : { sizes: [1000, 10_000, 100_000], selecting: 100, settleMs: IDLE_SETTLE_MS, soak: { requests: 1_000_000, changeEvery: 100_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 5, reps: 3, settleMs: IDLE_SETTLE_MS } };
 const SWAP = quick ? { policies: 10_000, inFlight: 16, durationMs: 5000, swapAtMs: 2500, warmupMs: 1000 } : { policies: 10_000, inFlight: 16, durationMs: 20_000, swapAtMs: 10_000, warmupMs: 2000 };
 
 const CP_SCALE = { sidecars: [100, 1000], policies: 2000, durationS: quick ? 10 : 20, getsPerSecond: 20 };
@@ -124,9 +124,9 @@ const fp = runs("footprint") ? await benchFootprint(FOOTPRINT, progress) : undef
 if (fp) sections.push({
   title: "6. Footprint per pod: memory with the mesh's size, and a soak",
   notes: [
-    `Scale: a sidecar started on a directory of N mesh policies of which ${FOOTPRINT.selecting} select it (bench/policy-files.ts with \`selecting\`), idle RSS ${FOOTPRINT.settleMs / 1000} s after the set is in force, against the echo server's idle RSS in the same run; then a new N-policy set (every policy renamed and changed) is renamed in, no load: write → "policy set in force" (150 ms debounce + read + parse + validate + select + compile), and RSS ${FOOTPRINT.settleMs / 1000} s later. Only policies that can select the dataplane are held and compiled (extproc/policy/select.ts), so what grows with N is reading and parsing, not what is kept.`,
+    `Scale: a sidecar started on a directory of N mesh policies of which ${FOOTPRINT.selecting} select it (bench/policy-files.ts with \`selecting\`), idle RSS ${FOOTPRINT.settleMs / 1000} s after the set is in force (once V8's memory reducer has run), against the echo server's idle RSS ${FOOTPRINT.settleMs / 1000} s after its start, in the same run; then a new N-policy set (every policy renamed and changed) is renamed in, no load: write → "policy set in force" (150 ms debounce + read + parse + validate + select + compile), and RSS ${FOOTPRINT.settleMs / 1000} s later. Only policies that can select the dataplane are held and compiled (extproc/policy/select.ts), so what grows with N is reading and parsing, not what is kept.`,
     `Soak: h2load, ${FOOTPRINT.soak.inFlight} in flight, ${FOOTPRINT.soak.requests} requests to the echo server and to a sidecar with ${FOOTPRINT.soak.policies} policies, in chunks of ${FOOTPRINT.soak.changeEvery} alternating the two servers; after each sidecar chunk a new policy set is renamed in. RSS read after each chunk (and sampled every 250 ms during the sidecar's). Goal: RSS at the end ≤ 1.1 × RSS after the first fifth of the requests.`,
-    "The sidecar runs with the Node options it ships with (extproc/config/runtime.ts: envoy/Dockerfile and `meshext inject` set them), here and in sections 1–5; the echo baseline with Node's defaults. The options table runs the same 10 000-policy sidecar with and without them, interleaved (h2load, no warm-up), to show what they cost and save.",
+    "The sidecar runs with the runtime settings it ships with (extproc/config/runtime.ts: envoy/Dockerfile and `meshext inject` set them), here and in sections 1–5; the echo baseline with Node's and glibc's defaults. The settings table runs the same 10 000-policy sidecar as shipped, with the defaults, and with a smaller young generation (not shipped), interleaved (h2load, no warm-up), to show what each costs and saves.",
   ],
   tables: fp.tables,
   rows: fp.rows,

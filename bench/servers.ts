@@ -4,7 +4,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SIDECAR_NODE_OPTIONS } from "../extproc/config/runtime.js";
+import { SIDECAR_ENV } from "../extproc/config/runtime.js";
 import { writePolicyDir } from "./policy-files.js";
 import { type JsonLine, onJsonLines, SERVER_CPU, spawnPinned, stopChild, waitForLine } from "./proc.js";
 
@@ -40,8 +40,10 @@ export interface SidecarOptions {
   policies: number;
   /** How many of them select the bench sidecar. @default 1 in 100 */
   selecting?: number;
-  /** Node options of the sidecar process. @default the shipped ones (extproc/config/runtime.ts), as users start it */
+  /** Node options of the sidecar process. @default none, as shipped */
   nodeOptions?: readonly string[];
+  /** Environment added to the sidecar process. @default the shipped one (extproc/config/runtime.ts), as users start it */
+  env?: Readonly<Record<string, string>>;
   maxStreamsPerConnection?: number;
   logLevel?: string;
   /** More sidecar flags. */
@@ -54,10 +56,10 @@ export async function startSidecarProc(opts: SidecarOptions): Promise<ServerProc
   const dir = mkdtempSync(join(tmpdir(), "meshext-bench-"));
   const policyDir = join(dir, "policies");
   writePolicyDir(policyDir, opts.policies, 0, opts.selecting);
-  const args = [...(opts.nodeOptions ?? SIDECAR_NODE_OPTIONS), join(DIST, "extproc", "cli.js"), "sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+  const args = [...(opts.nodeOptions ?? []), join(DIST, "extproc", "cli.js"), "sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
     "--policies", policyDir, "--dataplane-tags", "kuma.io/service=backend,version=v1", "--dataplane-name", "bench",
     "--log-level", opts.logLevel ?? "info", "--drain-min", "0", "--drain-time", "200", "--max-streams-per-connection", String(opts.maxStreamsPerConnection ?? 500), ...(opts.extraArgs ?? [])];
-  const child = spawnPinned(SERVER_CPU, process.execPath, args);
+  const child = spawnPinned(SERVER_CPU, process.execPath, args, opts.env ?? SIDECAR_ENV);
   const lines = track(child);
   const inForce = waitForLine(child, (x) => x.msg === "policy set in force", 120_000, `sidecar with ${opts.policies} policies`);
   const l = await waitForLine(child, (x) => x.msg === "listening", 120_000, "sidecar");

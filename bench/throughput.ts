@@ -16,6 +16,8 @@ export interface ThroughputOptions {
   warmupS: number;
   reps: number;
   quietMaxMs: number;
+  /** Wait after the servers start before their idle RSS is read (bench/proc.ts IDLE_SETTLE_MS). */
+  idleSettleMs: number;
   /** Load generator: h2load, or the grpc-js Envoy emulator (graceful close) when h2load is missing. */
   generator: "h2load" | "grpc-js";
 }
@@ -44,7 +46,7 @@ export interface ThroughputResult {
 }
 
 /** One measured run against one server (also used by the decision-log section). */
-export async function measureOne(s: ServerProc, inFlight: number, o: Omit<ThroughputOptions, "inFlight" | "policies" | "reps">): Promise<Omit<Cell, "server" | "policies" | "inFlight">> {
+export async function measureOne(s: ServerProc, inFlight: number, o: Omit<ThroughputOptions, "inFlight" | "policies" | "reps" | "idleSettleMs">): Promise<Omit<Cell, "server" | "policies" | "inFlight">> {
   if (o.quietMaxMs > 0) await waitQuiet(50, o.quietMaxMs);
   let rssPeak = rssMiB(s.pid);
   const poll = setInterval(() => (rssPeak = Math.max(rssPeak, rssMiB(s.pid))), 250);
@@ -79,7 +81,7 @@ export async function benchThroughput(o: ThroughputOptions, progress: (msg: stri
     // h2load does not reconnect after a GOAWAY, and its END_STREAM close never trips the rapid-reset
     // limit, so these sidecars run without connection rotation (measured in the close-pattern bench).
     for (const n of o.policies) servers.push({ s: await startSidecarProc({ policies: n, maxStreamsPerConnection: 0 }), policies: n });
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, o.idleSettleMs));
     for (const { s } of servers) idleRssMiB[s.label] = rssMiB(s.pid);
     const runs = new Map<string, Array<Omit<Cell, "server" | "policies" | "inFlight">>>();
     for (const inFlight of o.inFlight) {
