@@ -19,6 +19,12 @@ function map(host: ProxyWasmHost, mapType: number): HeaderPairs {
   return pairs;
 }
 
+/** Index of the first pair named `key` (already lowercased), or -1. */
+function indexOfKey(pairs: HeaderPairs, key: string): number {
+  for (let i = 0; i < pairs.length; i++) if (pairs[i]![0] === key) return i;
+  return -1;
+}
+
 function pairsAt(host: ProxyWasmHost, ptr: number, len: number): HeaderPairs {
   try {
     return decodePairs(host.bytes(ptr, len));
@@ -83,20 +89,20 @@ const IMPLEMENTATIONS: Record<string, Impl> = {
     return Status.Ok;
   },
   proxy_get_header_map_value(host, type: number, keyPtr: number, keyLen: number, retPtr: number, retLen: number) {
-    const key = host.text(keyPtr, keyLen).toLowerCase();
-    const found = map(host, type).find(([k]) => k === key);
-    if (!found) return Status.NotFound;
-    return host.copyOutText(found[1], retPtr, retLen);
+    const pairs = map(host, type);
+    const index = indexOfKey(pairs, host.headerKey(keyPtr, keyLen));
+    if (index < 0) return Status.NotFound;
+    return host.copyOutText(pairs[index]![1], retPtr, retLen);
   },
   proxy_add_header_map_value(host, type: number, keyPtr: number, keyLen: number, valuePtr: number, valueLen: number) {
-    map(host, type).push([host.text(keyPtr, keyLen).toLowerCase(), host.text(valuePtr, valueLen)]);
+    map(host, type).push([host.headerKey(keyPtr, keyLen), host.text(valuePtr, valueLen)]);
     return Status.Ok;
   },
   proxy_replace_header_map_value(host, type: number, keyPtr: number, keyLen: number, valuePtr: number, valueLen: number) {
     const pairs = map(host, type);
-    const key = host.text(keyPtr, keyLen).toLowerCase();
+    const key = host.headerKey(keyPtr, keyLen);
     const value = host.text(valuePtr, valueLen);
-    const first = pairs.findIndex(([k]) => k === key);
+    const first = indexOfKey(pairs, key);
     if (first < 0) {
       pairs.push([key, value]);
       return Status.Ok;
@@ -107,7 +113,7 @@ const IMPLEMENTATIONS: Record<string, Impl> = {
   },
   proxy_remove_header_map_value(host, type: number, keyPtr: number, keyLen: number) {
     const pairs = map(host, type);
-    const key = host.text(keyPtr, keyLen).toLowerCase();
+    const key = host.headerKey(keyPtr, keyLen);
     for (let i = pairs.length - 1; i >= 0; i--) if (pairs[i]![0] === key) pairs.splice(i, 1);
     return Status.Ok;
   },
