@@ -1,7 +1,7 @@
 // Per-request glue of the drain filter: reads request facts through abi/host.ts, asks drain.ts,
 // applies the answer. Host failures are logged and the request continues; the only local reply is health.
 import { Context } from "./abi/context";
-import { borrowedLength, borrowedPtr, borrowHeader, borrowProperty, nowMs, releaseBorrowed, replaceHeader, sendLocalResponse } from "./abi/host";
+import { borrowedLength, borrowedPtr, borrowHeader, borrowProperty, byteLengthOf, nowMs, releaseBorrowed, replaceHeader, sendLocalResponse } from "./abi/host";
 import { encodePairs } from "./abi/pairs";
 import { HeaderAction, LogLevel, MapType, Status } from "./abi/types";
 import { ascii } from "./abi/writer";
@@ -57,12 +57,12 @@ export class DrainStream extends Context {
     const state = root.state;
     if (!state.draining) return HeaderAction.Continue;
     const config = root.config;
-    if (config.drainingHeader.byteLength > 0) replaceHeader(MapType.ResponseHeaders, config.drainingHeader, DRAINING_VALUE);
+    if (byteLengthOf(config.drainingHeader) > 0) replaceHeader(MapType.ResponseHeaders, config.drainingHeader, DRAINING_VALUE);
     const rampMs = <i64>config.closeRampMs;
     const share = rampMs > 0 ? closeShare(state, nowMs(), rampMs) : 1.0;
     if (!root.ramp.shouldClose(share)) return HeaderAction.Continue;
     let status = Status.Ok;
-    if (config.closeHeader.byteLength > 0) status = replaceHeader(MapType.ResponseHeaders, config.closeHeader, CLOSE_VALUE);
+    if (byteLengthOf(config.closeHeader) > 0) status = replaceHeader(MapType.ResponseHeaders, config.closeHeader, CLOSE_VALUE);
     if (status == Status.Ok && isHttp1Request()) status = replaceHeader(MapType.ResponseHeaders, CONNECTION_KEY, CONNECTION_CLOSE);
     if (status == Status.Ok) countClose();
     else emit(LogLevel.Warn, failedLine(errors.E_HEADER_WRITE, status));
