@@ -10,7 +10,7 @@ import { decodePairs, encodePairs, HeaderPairs } from "./proxy-wasm-pairs.js";
 import { EnvoyProcess } from "./proxy-wasm-process.js";
 import { buildImports, HostStatus } from "./proxy-wasm-imports.js";
 import { AsciiInterner } from "./ascii-interner.js";
-import { utf8Bytes, utf8Text } from "./utf8.js";
+import { utf8Bytes, utf8BytesRemembered, utf8Text } from "./utf8.js";
 import { exportedFunctionSignatures } from "./wasm-binary.js";
 
 export { EnvoyProcess } from "./proxy-wasm-process.js";
@@ -182,19 +182,9 @@ export class ProxyWasmHost {
     return Status.Ok;
   }
 
-  /** copyOut for text: short ASCII is written straight into the module's memory (no intermediate bytes). */
+  /** copyOut for text (its UTF-8 bytes). */
   copyOutText(text: string, retPtr: number, retLen: number): number {
-    const n = text.length;
-    let ascii = n <= 64;
-    for (let i = 0; ascii && i < n; i++) ascii = text.charCodeAt(i) <= 0x7f;
-    if (!ascii) return this.copyOut(utf8Bytes(text), retPtr, retLen);
-    const ptr = this.exports.proxy_on_memory_allocate!(n) >>> 0;
-    if (ptr === 0 && n > 0) return Status.InvalidMemoryAccess;
-    const u8 = this.memoryBytes();
-    for (let i = 0; i < n; i++) u8[ptr + i] = text.charCodeAt(i);
-    this.writeU32(retPtr, ptr);
-    this.writeU32(retLen, n);
-    return Status.Ok;
+    return this.copyOut(utf8BytesRemembered(text), retPtr, retLen);
   }
 
   log(level: number, message: string): void {

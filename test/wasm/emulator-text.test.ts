@@ -4,6 +4,7 @@ import test from "ava";
 import fc from "fast-check";
 import { AsciiInterner, INTERNED_MAX_BYTES } from "../helpers/ascii-interner.js";
 import { ProxyWasmHost } from "../helpers/proxy-wasm-host.js";
+import { utf8BytesRemembered } from "../helpers/utf8.js";
 import { CONTRACT, exchange, FILTER_WASM } from "./fixtures.js";
 
 function memoryWith(text: string, at: number): DataView {
@@ -65,6 +66,18 @@ test("emulator › text: any bytes at any addresses read as TextDecoder reads th
       return text === undefined || text === (lowercase ? expected.replace(/[A-Z]/g, (c) => c.toLowerCase()) : expected);
     }),
     { numRuns: 2000 },
+  );
+  t.pass();
+});
+
+test("emulator › header values handed to the module are their UTF-8 bytes, however often asked", (t) => {
+  const encoder = new TextEncoder();
+  fc.assert(
+    fc.property(fc.oneof(fc.string({ maxLength: 20 }), fc.string({ unit: "grapheme", maxLength: 300 })), (text) => {
+      const expected = [...encoder.encode(text)];
+      return [1, 2].every(() => JSON.stringify([...utf8BytesRemembered(text)]) === JSON.stringify(expected));
+    }),
+    { numRuns: 500 },
   );
   t.pass();
 });
