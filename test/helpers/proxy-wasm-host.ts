@@ -177,8 +177,10 @@ export class ProxyWasmHost {
     const ptr = this.exports.proxy_on_memory_allocate!(data.length) >>> 0;
     if (ptr === 0 && data.length > 0) return Status.InvalidMemoryAccess;
     this.memoryBytes().set(data, ptr);
-    this.writeU32(retPtr, ptr);
-    this.writeU32(retLen, data.length);
+    const dv = this.dv;
+    if (retPtr + 4 > dv.byteLength || retLen + 4 > dv.byteLength) throw new HostStatus(Status.InvalidMemoryAccess);
+    dv.setUint32(retPtr, ptr, true);
+    dv.setUint32(retLen, data.length, true);
     return Status.Ok;
   }
 
@@ -193,8 +195,17 @@ export class ProxyWasmHost {
 
   // ---- contexts and maps, as the current callback sees them ----------------------------------------------------------
 
+  // The stream of the effective context, looked up once per context rather than once per host call.
+  private lookedUpStreamId = -1;
+  private lookedUpStream: Stream | undefined;
+
   currentStream(): Stream | undefined {
-    return this.streams.get(this.effectiveContextId);
+    const id = this.effectiveContextId;
+    if (id !== this.lookedUpStreamId) {
+      this.lookedUpStream = this.streams.get(id);
+      this.lookedUpStreamId = id;
+    }
+    return this.lookedUpStream;
   }
 
   currentRoot(): Root | undefined {
@@ -261,6 +272,7 @@ export class ProxyWasmHost {
   newHttpContext(rootId = this.rootId): number {
     const id = this.nextContextId++;
     this.streams.set(id, { id, rootId, requestHeaders: null, responseHeaders: null, properties: new Map() });
+    this.lookedUpStreamId = -1;
     this.call("proxy_on_context_create", id, STREAM_PHASE, id, rootId);
     return id;
   }
@@ -305,6 +317,7 @@ export class ProxyWasmHost {
     this.call("proxy_on_log", id, STREAM_PHASE, id);
     this.call("proxy_on_delete", id, STREAM_PHASE, id);
     this.streams.delete(id);
+    this.lookedUpStreamId = -1;
   }
 
   /** One tick for every root context that asked for ticks. */
