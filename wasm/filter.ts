@@ -1,7 +1,7 @@
 // Per-request glue of the drain filter: reads request facts through abi/host.ts, asks drain.ts,
 // applies the answer. Host failures are logged and the request continues; the only local reply is health.
 import { Context } from "./abi/context";
-import { borrowedLength, borrowedPtr, borrowHeader, borrowProperty, nowMs, releaseBorrowed, replaceHeader, sendLocalResponse } from "./abi/host";
+import { borrowedLength, borrowedPtr, borrowHeader, borrowProperty, byteLengthOf, nowMs, releaseBorrowed, replaceHeader, sendLocalResponse } from "./abi/host";
 import { encodePairs } from "./abi/pairs";
 import { HeaderAction, LogLevel, MapType, Status } from "./abi/types";
 import { ascii } from "./abi/writer";
@@ -12,6 +12,13 @@ import { emit, failedLine } from "./logging";
 import { countClose, increment, Metric } from "./metrics";
 import { DrainRoot } from "./root";
 
+// Host-call constants as bytes, converted once at start-up rather than per call.
+const PATH_KEY = ascii(":path");
+const PROTOCOL_PROPERTY = ascii("request\0protocol");
+const CONNECTION_KEY = ascii("connection");
+const CONNECTION_CLOSE = ascii("close");
+const DRAINING_VALUE = ascii(contract.DRAINING_HEADER_VALUE);
+const CLOSE_VALUE = ascii(contract.CLOSE_HEADER_VALUE);
 const HEALTH_HEADERS = encodePairs([ascii("content-type"), ascii("application/json"), ascii("cache-control"), ascii("no-store")]);
 
 export class DrainStream extends Context {
@@ -22,7 +29,7 @@ export class DrainStream extends Context {
   onRequestHeaders(headerCount: u32, endOfStream: bool): u32 {
     const config = this.root.config;
     // The one host call of the serving path; the value is compared where the host put it.
-    if (!borrowHeader(MapType.RequestHeaders, ":path")) return HeaderAction.Continue;
+    if (!borrowHeader(MapType.RequestHeaders, PATH_KEY)) return HeaderAction.Continue;
     const health = isHealthPath(borrowedPtr, borrowedLength, config.healthPath);
     releaseBorrowed();
     if (!health) return HeaderAction.Continue;
@@ -50,13 +57,13 @@ export class DrainStream extends Context {
     const state = root.state;
     if (!state.draining) return HeaderAction.Continue;
     const config = root.config;
-    if (config.drainingHeader.byteLength > 0) replaceHeader(MapType.ResponseHeaders, config.drainingHeader, contract.DRAINING_HEADER_VALUE);
+    if (byteLengthOf(config.drainingHeader) > 0) replaceHeader(MapType.ResponseHeaders, config.drainingHeader, DRAINING_VALUE);
     const rampMs = <i64>config.closeRampMs;
     const share = rampMs > 0 ? closeShare(state, nowMs(), rampMs) : 1.0;
     if (!root.ramp.shouldClose(share)) return HeaderAction.Continue;
     let status = Status.Ok;
-    if (config.closeHeader.byteLength > 0) status = replaceHeader(MapType.ResponseHeaders, config.closeHeader, contract.CLOSE_HEADER_VALUE);
-    if (status == Status.Ok && isHttp1Request()) status = replaceHeader(MapType.ResponseHeaders, "connection", "close");
+    if (byteLengthOf(config.closeHeader) > 0) status = replaceHeader(MapType.ResponseHeaders, config.closeHeader, CLOSE_VALUE);
+    if (status == Status.Ok && isHttp1Request()) status = replaceHeader(MapType.ResponseHeaders, CONNECTION_KEY, CONNECTION_CLOSE);
     if (status == Status.Ok) countClose();
     else emit(LogLevel.Warn, failedLine(errors.E_HEADER_WRITE, status));
     return HeaderAction.Continue;
@@ -64,7 +71,7 @@ export class DrainStream extends Context {
 }
 
 function isHttp1Request(): bool {
-  if (!borrowProperty("request\0protocol")) return false;
+  if (!borrowProperty(PROTOCOL_PROPERTY)) return false;
   const http1 = isHttp1(borrowedPtr, borrowedLength);
   releaseBorrowed();
   return http1;

@@ -9,7 +9,8 @@ import {
 import { decodePairs, encodePairs, HeaderPairs } from "./proxy-wasm-pairs.js";
 import { EnvoyProcess } from "./proxy-wasm-process.js";
 import { buildImports, HostStatus } from "./proxy-wasm-imports.js";
-import { utf8Bytes, utf8Text } from "./utf8.js";
+import { AsciiInterner } from "./ascii-interner.js";
+import { utf8Bytes, utf8BytesRemembered, utf8Text } from "./utf8.js";
 import { exportedFunctionSignatures } from "./wasm-binary.js";
 
 export { EnvoyProcess } from "./proxy-wasm-process.js";
@@ -119,41 +120,54 @@ export class ProxyWasmHost {
 
   // ---- memory, used by the import implementations ---------------------------------------------------------------------
 
-  // Views over the module's memory, rebuilt only when memory.grow replaced its buffer.
-  private viewedBuffer?: ArrayBuffer;
+  // Views over the module's memory, rebuilt only when memory.grow replaced its buffer: growing detaches the old
+  // buffer, which leaves its views 0 bytes long, so no buffer getter per call (a 0-byte memory just rebuilds each time).
   private u8 = new Uint8Array(0);
   private dv = new DataView(new ArrayBuffer(0));
+  private readonly interner = new AsciiInterner();
 
-  private views(): { u8: Uint8Array; dv: DataView } {
-    const buffer = this.memory.buffer;
-    if (buffer !== this.viewedBuffer) {
-      this.viewedBuffer = buffer;
-      this.u8 = new Uint8Array(buffer);
-      this.dv = new DataView(buffer);
+  private memoryBytes(): Uint8Array {
+    if (this.u8.length === 0) {
+      this.u8 = new Uint8Array(this.memory.buffer);
+      this.dv = new DataView(this.memory.buffer);
     }
-    return { u8: this.u8, dv: this.dv };
+    return this.u8;
+  }
+
+  private memoryView(): DataView {
+    this.memoryBytes();
+    return this.dv;
+  }
+
+  private checkRange(ptr: number, len: number): Uint8Array {
+    const view = this.memoryBytes();
+    if (ptr < 0 || len < 0 || ptr + len > view.length) throw new HostStatus(Status.InvalidMemoryAccess);
+    return view;
   }
 
   bytes(ptr: number, len: number): Uint8Array {
-    const view = this.views().u8;
-    if (ptr < 0 || len < 0 || ptr + len > view.length) throw new HostStatus(Status.InvalidMemoryAccess);
-    return view.slice(ptr, ptr + len);
+    return this.checkRange(ptr, len).slice(ptr, ptr + len);
   }
 
   text(ptr: number, len: number): string {
-    const view = this.views().u8;
-    if (ptr < 0 || len < 0 || ptr + len > view.length) throw new HostStatus(Status.InvalidMemoryAccess);
-    return utf8Text(view.subarray(ptr, ptr + len));
+    const view = this.checkRange(ptr, len);
+    return this.interner.text(this.dv, ptr, len, false) ?? utf8Text(view.subarray(ptr, ptr + len));
+  }
+
+  /** A header name as Envoy keys its maps: lowercased. */
+  headerKey(ptr: number, len: number): string {
+    const view = this.checkRange(ptr, len);
+    return this.interner.text(this.dv, ptr, len, true) ?? utf8Text(view.subarray(ptr, ptr + len)).toLowerCase();
   }
 
   writeU32(ptr: number, value: number): void {
-    const { dv } = this.views();
+    const dv = this.memoryView();
     if (ptr + 4 > dv.byteLength) throw new HostStatus(Status.InvalidMemoryAccess);
     dv.setUint32(ptr, value >>> 0, true);
   }
 
   writeU64(ptr: number, value: bigint): void {
-    const { dv } = this.views();
+    const dv = this.memoryView();
     if (ptr + 8 > dv.byteLength) throw new HostStatus(Status.InvalidMemoryAccess);
     dv.setBigUint64(ptr, value, true);
   }
@@ -162,25 +176,17 @@ export class ProxyWasmHost {
   copyOut(data: Uint8Array, retPtr: number, retLen: number): number {
     const ptr = this.exports.proxy_on_memory_allocate!(data.length) >>> 0;
     if (ptr === 0 && data.length > 0) return Status.InvalidMemoryAccess;
-    this.views().u8.set(data, ptr);
-    this.writeU32(retPtr, ptr);
-    this.writeU32(retLen, data.length);
+    this.memoryBytes().set(data, ptr);
+    const dv = this.dv;
+    if (retPtr + 4 > dv.byteLength || retLen + 4 > dv.byteLength) throw new HostStatus(Status.InvalidMemoryAccess);
+    dv.setUint32(retPtr, ptr, true);
+    dv.setUint32(retLen, data.length, true);
     return Status.Ok;
   }
 
-  /** copyOut for text: short ASCII is written straight into the module's memory (no intermediate bytes). */
+  /** copyOut for text (its UTF-8 bytes). */
   copyOutText(text: string, retPtr: number, retLen: number): number {
-    const n = text.length;
-    let ascii = n <= 64;
-    for (let i = 0; ascii && i < n; i++) ascii = text.charCodeAt(i) <= 0x7f;
-    if (!ascii) return this.copyOut(utf8Bytes(text), retPtr, retLen);
-    const ptr = this.exports.proxy_on_memory_allocate!(n) >>> 0;
-    if (ptr === 0 && n > 0) return Status.InvalidMemoryAccess;
-    const u8 = this.views().u8;
-    for (let i = 0; i < n; i++) u8[ptr + i] = text.charCodeAt(i);
-    this.writeU32(retPtr, ptr);
-    this.writeU32(retLen, n);
-    return Status.Ok;
+    return this.copyOut(utf8BytesRemembered(text), retPtr, retLen);
   }
 
   log(level: number, message: string): void {
@@ -189,8 +195,17 @@ export class ProxyWasmHost {
 
   // ---- contexts and maps, as the current callback sees them ----------------------------------------------------------
 
+  // The stream of the effective context, looked up once per context rather than once per host call.
+  private lookedUpStreamId = -1;
+  private lookedUpStream: Stream | undefined;
+
   currentStream(): Stream | undefined {
-    return this.streams.get(this.effectiveContextId);
+    const id = this.effectiveContextId;
+    if (id !== this.lookedUpStreamId) {
+      this.lookedUpStream = this.streams.get(id);
+      this.lookedUpStreamId = id;
+    }
+    return this.lookedUpStream;
   }
 
   currentRoot(): Root | undefined {
@@ -257,6 +272,7 @@ export class ProxyWasmHost {
   newHttpContext(rootId = this.rootId): number {
     const id = this.nextContextId++;
     this.streams.set(id, { id, rootId, requestHeaders: null, responseHeaders: null, properties: new Map() });
+    this.lookedUpStreamId = -1;
     this.call("proxy_on_context_create", id, STREAM_PHASE, id, rootId);
     return id;
   }
@@ -301,6 +317,7 @@ export class ProxyWasmHost {
     this.call("proxy_on_log", id, STREAM_PHASE, id);
     this.call("proxy_on_delete", id, STREAM_PHASE, id);
     this.streams.delete(id);
+    this.lookedUpStreamId = -1;
   }
 
   /** One tick for every root context that asked for ticks. */

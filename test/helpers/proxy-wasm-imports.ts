@@ -19,6 +19,12 @@ function map(host: ProxyWasmHost, mapType: number): HeaderPairs {
   return pairs;
 }
 
+/** Index of the first pair named `key` (already lowercased), or -1. */
+function indexOfKey(pairs: HeaderPairs, key: string): number {
+  for (let i = 0; i < pairs.length; i++) if (pairs[i]![0] === key) return i;
+  return -1;
+}
+
 function pairsAt(host: ProxyWasmHost, ptr: number, len: number): HeaderPairs {
   try {
     return decodePairs(host.bytes(ptr, len));
@@ -83,20 +89,20 @@ const IMPLEMENTATIONS: Record<string, Impl> = {
     return Status.Ok;
   },
   proxy_get_header_map_value(host, type: number, keyPtr: number, keyLen: number, retPtr: number, retLen: number) {
-    const key = host.text(keyPtr, keyLen).toLowerCase();
-    const found = map(host, type).find(([k]) => k === key);
-    if (!found) return Status.NotFound;
-    return host.copyOutText(found[1], retPtr, retLen);
+    const pairs = map(host, type);
+    const index = indexOfKey(pairs, host.headerKey(keyPtr, keyLen));
+    if (index < 0) return Status.NotFound;
+    return host.copyOutText(pairs[index]![1], retPtr, retLen);
   },
   proxy_add_header_map_value(host, type: number, keyPtr: number, keyLen: number, valuePtr: number, valueLen: number) {
-    map(host, type).push([host.text(keyPtr, keyLen).toLowerCase(), host.text(valuePtr, valueLen)]);
+    map(host, type).push([host.headerKey(keyPtr, keyLen), host.text(valuePtr, valueLen)]);
     return Status.Ok;
   },
   proxy_replace_header_map_value(host, type: number, keyPtr: number, keyLen: number, valuePtr: number, valueLen: number) {
     const pairs = map(host, type);
-    const key = host.text(keyPtr, keyLen).toLowerCase();
+    const key = host.headerKey(keyPtr, keyLen);
     const value = host.text(valuePtr, valueLen);
-    const first = pairs.findIndex(([k]) => k === key);
+    const first = indexOfKey(pairs, key);
     if (first < 0) {
       pairs.push([key, value]);
       return Status.Ok;
@@ -107,7 +113,7 @@ const IMPLEMENTATIONS: Record<string, Impl> = {
   },
   proxy_remove_header_map_value(host, type: number, keyPtr: number, keyLen: number) {
     const pairs = map(host, type);
-    const key = host.text(keyPtr, keyLen).toLowerCase();
+    const key = host.headerKey(keyPtr, keyLen);
     for (let i = pairs.length - 1; i >= 0; i--) if (pairs[i]![0] === key) pairs.splice(i, 1);
     return Status.Ok;
   },
@@ -198,26 +204,35 @@ const IMPLEMENTATIONS: Record<string, Impl> = {
   },
 };
 
-type Call = (a?: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown, f?: unknown, g?: unknown, h?: unknown, i?: unknown, j?: unknown, k?: unknown, l?: unknown) => number;
+type HostFunction = (...args: any[]) => number;
 
-/** `call` behind a function declaring exactly `arity` parameters. */
-function withArity(arity: number, call: Call): Call {
+/**
+ * `impl` as the function V8 links: it declares exactly `arity` parameters (a wasm→JS call whose arity matches takes
+ * V8's fast path) and calls `impl` directly, with no rest array and no intermediate frame. It traps like V8 when
+ * called during _initialize without being allowed there ("restricted_callback"), and turns HostStatus into the
+ * returned status code.
+ */
+function hostFunction(arity: number, host: ProxyWasmHost, qualified: string, allowedDuringInit: boolean, impl: Impl): HostFunction {
+  const guard = (): void => {
+    if (host.phase.name === "initialize" && !allowedDuringInit) throw new Error(`restricted_callback: ${qualified} called during _initialize`);
+  };
+  const statusOf = (error: unknown): number => {
+    if (error instanceof HostStatus) return error.status;
+    throw error;
+  };
   switch (arity) {
-    case 0: return () => call();
-    case 1: return (a) => call(a);
-    case 2: return (a, b) => call(a, b);
-    case 3: return (a, b, c) => call(a, b, c);
-    case 4: return (a, b, c, d) => call(a, b, c, d);
-    case 5: return (a, b, c, d, e) => call(a, b, c, d, e);
-    case 6: return (a, b, c, d, e, f) => call(a, b, c, d, e, f);
-    default: return call;
+    case 0: return () => { guard(); try { return impl(host); } catch (error) { return statusOf(error); } };
+    case 1: return (a) => { guard(); try { return impl(host, a); } catch (error) { return statusOf(error); } };
+    case 2: return (a, b) => { guard(); try { return impl(host, a, b); } catch (error) { return statusOf(error); } };
+    case 3: return (a, b, c) => { guard(); try { return impl(host, a, b, c); } catch (error) { return statusOf(error); } };
+    case 4: return (a, b, c, d) => { guard(); try { return impl(host, a, b, c, d); } catch (error) { return statusOf(error); } };
+    case 5: return (a, b, c, d, e) => { guard(); try { return impl(host, a, b, c, d, e); } catch (error) { return statusOf(error); } };
+    case 6: return (a, b, c, d, e, f) => { guard(); try { return impl(host, a, b, c, d, e, f); } catch (error) { return statusOf(error); } };
+    default: return (...args) => { guard(); try { return impl(host, ...args); } catch (error) { return statusOf(error); } };
   }
 }
 
-/**
- * The import object for `module`. Each function checks the _initialize restriction (V8 traps with
- * "restricted_callback"), and turns HostStatus into a returned status code.
- */
+/** The import object for `module`: the emulator's implementation of each host function it imports. */
 export function buildImports(module: WebAssembly.Module, host: ProxyWasmHost, initAllowed: ReadonlySet<string>): WebAssembly.Imports {
   const imports: Record<string, Record<string, WebAssembly.ImportValue>> = {};
   for (const imp of WebAssembly.Module.imports(module)) {
@@ -226,22 +241,8 @@ export function buildImports(module: WebAssembly.Module, host: ProxyWasmHost, in
     const impl: Impl = imp.module === "env"
       ? IMPLEMENTATIONS[imp.name] ?? (() => Status.Unimplemented)
       : () => ENOSYS;
-    const allowedDuringInit = initAllowed.has(qualified);
-    // No rest array per host call (the ABI's longest call takes 12 arguments)...
-    const invoke: Call = (a, b, c, d, e, f, g, h, i, j, k, l) => {
-      if (host.phase.name === "initialize" && !allowedDuringInit) {
-        throw new Error(`restricted_callback: ${qualified} called during _initialize`);
-      }
-      try {
-        return impl(host, a, b, c, d, e, f, g, h, i, j, k, l);
-      } catch (error) {
-        if (error instanceof HostStatus) return error.status;
-        throw error;
-      }
-    };
-    // ...and the function V8 links declares the implementation's parameter count: a wasm→JS call whose
-    // arity matches takes V8's fast path.
-    (imports[imp.module] ??= {})[imp.name] = withArity(Math.max(0, impl.length - 1), invoke);
+    const arity = Math.max(0, impl.length - 1);
+    (imports[imp.module] ??= {})[imp.name] = hostFunction(arity, host, qualified, initAllowed.has(qualified), impl);
   }
   return imports;
 }

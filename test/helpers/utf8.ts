@@ -23,3 +23,20 @@ export function utf8Text(bytes: Uint8Array): string {
   for (let i = 0; i < n; i++) if (bytes[i]! > 0x7f) return decoder.decode(bytes);
   return String.fromCharCode.apply(null, bytes as unknown as number[]); // one flat string, no concatenation
 }
+
+// Header values go back to the module on every lookup: their bytes are made once and kept (read-only), so a
+// lookup is one map probe and one memory copy instead of a walk over the characters.
+const REMEMBERED_MAX_CHARS = 256;
+const REMEMBERED_MAX_TEXTS = 4096;
+const remembered = new Map<string, Uint8Array>();
+
+/** utf8Bytes(text), shared between calls for short texts: the caller must not write into the result. */
+export function utf8BytesRemembered(text: string): Uint8Array {
+  let bytes = remembered.get(text);
+  if (bytes !== undefined) return bytes;
+  bytes = utf8Bytes(text);
+  if (text.length > REMEMBERED_MAX_CHARS) return bytes;
+  if (remembered.size >= REMEMBERED_MAX_TEXTS) remembered.clear();
+  remembered.set(text, bytes);
+  return bytes;
+}

@@ -41,7 +41,8 @@ const PASS_THROUGH = new Context(0);
 let slots = new StaticArray<Context | null>(64);
 let live: i32 = 0;
 
-function slotOf(contextId: u32): i32 {
+// @ts-ignore: decorator
+@inline function slotOf(contextId: u32): i32 {
   const mask = slots.length - 1;
   let i = <i32>contextId & mask;
   for (;;) {
@@ -67,7 +68,8 @@ function insert(context: Context): void {
 }
 
 /** The context with this id; an inert pass-through one for unknown ids (never aborts). */
-export function contextOf(contextId: u32): Context {
+// @ts-ignore: decorator
+@inline export function contextOf(contextId: u32): Context {
   const entry = unchecked(slots[slotOf(contextId)]);
   return entry !== null ? entry : PASS_THROUGH;
 }

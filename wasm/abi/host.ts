@@ -1,6 +1,7 @@
 // Typed wrappers over abi/imports.ts: they return a status or a nullable value and never abort.
 // Byte arguments are an ArrayBuffer or an ASCII string constant (see ptrOf).
 // Data the host returns lands in memory from proxy_on_memory_allocate; it is copied out and freed here.
+import { OBJECT, TOTAL_OVERHEAD } from "rt/common";
 import * as env from "./imports";
 import { Status } from "./types";
 import { Writer } from "./writer";
@@ -19,7 +20,8 @@ const SCRATCH: usize = memory.data(<i32>SCRATCH_BYTES, 16);
 let scratchTaken = false;
 
 /** proxy_on_memory_allocate: the scratch area when free and large enough, else the heap. */
-export function allocateForHost(size: usize): usize {
+// @ts-ignore: decorator
+@inline export function allocateForHost(size: usize): usize {
   if (size <= SCRATCH_BYTES && !scratchTaken) {
     scratchTaken = true;
     return SCRATCH;
@@ -27,12 +29,14 @@ export function allocateForHost(size: usize): usize {
   return heap.alloc(size);
 }
 
-function releaseReturned(ptr: usize): void {
+// @ts-ignore: decorator
+@inline function releaseReturned(ptr: usize): void {
   if (ptr == SCRATCH) scratchTaken = false;
   else if (ptr != 0) heap.free(ptr);
 }
 
-function clearReturnSlots(): void {
+// @ts-ignore: decorator
+@inline function clearReturnSlots(): void {
   store<u64>(RET_PTR, 0);
   store<u64>(RET_LEN, 0);
   store<u64>(RET_CAS, 0);
@@ -53,14 +57,16 @@ function takeReturnedBytes(): ArrayBuffer {
 export let borrowedPtr: usize = 0;
 export let borrowedLength: i32 = 0;
 
-function borrowReturned(status: u32): bool {
+// @ts-ignore: decorator
+@inline function borrowReturned(status: u32): bool {
   if (status != Status.Ok) return false;
   borrowedPtr = <usize>load<u32>(RET_PTR);
   borrowedLength = <i32>load<u32>(RET_LEN);
   return true;
 }
 
-export function releaseBorrowed(): void {
+// @ts-ignore: decorator
+@inline export function releaseBorrowed(): void {
   releaseReturned(borrowedPtr);
   borrowedPtr = 0;
   borrowedLength = 0;
@@ -90,7 +96,16 @@ function narrow(text: string, slot: usize): usize {
 // @ts-ignore: decorator
 @inline function lenOf<T>(value: T): usize {
   if (isString<T>()) return min(<usize>changetype<string>(value).length, SLOT_BYTES);
-  return <usize>changetype<ArrayBuffer>(value).byteLength;
+  return <usize>byteLengthOf(changetype<ArrayBuffer>(value));
+}
+
+/**
+ * `buffer.byteLength`, always inlined: std's getter stays a call in the -Oz build, and the per-request path asks
+ * it for every header name and value it hands the host. Same read as the getter (the object header's size).
+ */
+// @ts-ignore: decorator
+@inline export function byteLengthOf(buffer: ArrayBuffer): i32 {
+  return <i32>changetype<OBJECT>(changetype<usize>(buffer) - TOTAL_OVERHEAD).rtSize;
 }
 
 // ---- logging and time -------------------------------------------------------------------------
@@ -123,18 +138,21 @@ export function addHeader<K, V>(mapType: u32, key: K, value: V): u32 {
   return env.proxy_add_header_map_value(mapType, ptrOf(key), lenOf(key), ptrOf(value, 1), lenOf(value));
 }
 
-export function replaceHeader<K, V>(mapType: u32, key: K, value: V): u32 {
+// @ts-ignore: decorator
+@inline export function replaceHeader<K, V>(mapType: u32, key: K, value: V): u32 {
   return env.proxy_replace_header_map_value(mapType, ptrOf(key), lenOf(key), ptrOf(value, 1), lenOf(value));
 }
 
 /** First value of a header left in place (borrowedPtr/borrowedLength); false when absent or unavailable. */
-export function borrowHeader<K>(mapType: u32, key: K): bool {
+// @ts-ignore: decorator
+@inline export function borrowHeader<K>(mapType: u32, key: K): bool {
   clearReturnSlots();
   return borrowReturned(env.proxy_get_header_map_value(mapType, ptrOf(key), lenOf(key), RET_PTR, RET_LEN));
 }
 
 /** A property's raw bytes left in place (borrowedPtr/borrowedLength); false when unknown. */
-export function borrowProperty<P>(path: P): bool {
+// @ts-ignore: decorator
+@inline export function borrowProperty<P>(path: P): bool {
   clearReturnSlots();
   return borrowReturned(env.proxy_get_property(ptrOf(path), lenOf(path), RET_PTR, RET_LEN));
 }
