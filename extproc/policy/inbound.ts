@@ -8,7 +8,8 @@ import type { ClientIdentity } from "./identity.js";
 import { tagSetKey } from "./identity.js";
 import type { InboundRuleEntry, RulesPlan } from "./inbound-rules.js";
 import { decideMtp, type MtpEnv } from "./mtp.js";
-import { faultDecision, limitDecision, respond, type EvalContext, type FaultResult, type LimitResult, type Who } from "./outcomes.js";
+import { compileFaults } from "./faults.js";
+import { faultDecision, limitDecision, respond, type EvalContext, type FaultPlan, type FaultResult, type LimitResult, type Who } from "./outcomes.js";
 import { decidingRule, layerLimits, limitScope, stackFaults } from "./rules-decide.js";
 import type { PolicyType } from "./types.js";
 
@@ -50,7 +51,7 @@ export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: Ev
   let delayMs = 0;
   const fault = faultStep(plan, client, clientKey, plan.rules.MeshFaultInjection ? describeId : describe, ctx, trace);
   if (fault?.decision) return { decision: fault.decision, trace };
-  if (fault && fault.delayMs > 0) {
+  if (fault?.explain && fault.delayMs > 0) {
     delayMs = fault.delayMs;
     if (allow.action !== "shadow-deny") allow = fault.explain;
     else allow = { ...allow, reason: `${allow.reason}; ${fault.explain.reason}` };
@@ -71,7 +72,7 @@ function faultStep(plan: InboundPlan, client: ClientIdentity, clientKey: string,
   const rules = plan.rules.MeshFaultInjection;
   if (rules) {
     const stacked = stackFaults(rules, client);
-    const fault = stacked.hits.length > 0 ? faultDecision(stacked.http, stacked.sourceOf, describe, ctx) : undefined;
+    const fault = stacked.hits.length > 0 ? faultDecision(stacked, describe, ctx) : undefined;
     trace.push({ kind: "MeshFaultInjection", matches: [], rules, hits: stacked.hits, outcome: fault?.outcome ?? "no rule for client" });
     return fault;
   }
@@ -79,8 +80,7 @@ function faultStep(plan: InboundPlan, client: ClientIdentity, clientKey: string,
   if (!mfi) return undefined;
   const matches = matchFrom(mfi, client.tags, clientKey);
   const first = matches[0];
-  const item = first ? decidingItem(first, "http") : undefined;
-  const fault = first ? faultDecision(first.conf.http, () => source(item), describe, ctx) : undefined;
+  const fault = first ? faultDecision((first.faultPlan ??= fromFaultPlan(first)), describe, ctx) : undefined;
   trace.push({ kind: mfi.kind, plan: mfi, matches, outcome: fault?.outcome ?? "no rule for client" });
   return fault;
 }
@@ -101,6 +101,12 @@ function limitStep(plan: InboundPlan, client: ClientIdentity, clientKey: string,
   const limited = first ? limitDecision(name, first.conf.local, source(decidingItem(first, "local")), describe, ctx) : undefined;
   trace.push({ kind: mrl.kind, plan: mrl, matches, outcome: limited?.outcome ?? "no rule for client" });
   return limited;
+}
+
+/** A region's fault list compiled, every element named after the item that last set `http`. */
+function fromFaultPlan(match: FromMatch): FaultPlan {
+  const src = source(decidingItem(match, "http"));
+  return { faults: compileFaults(match.conf.http), sourceOf: () => src };
 }
 
 function source(item: FromItem | undefined): { policy: string; rule: string } | undefined {

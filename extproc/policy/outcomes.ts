@@ -2,7 +2,7 @@
 // replies. Shared by inbound decisions; no I/O. (Fitting delays to Envoy's timers and the explain header
 // are the transport's job: extproc/transport/processor.ts and mapping.ts.)
 import type { Explanation, RespondDecision } from "../decision.js";
-import { sampleFaults } from "./faults.js";
+import { sampleFaults, type CompiledFault } from "./faults.js";
 import { httpRequestRate, type BucketStore } from "./rate-limit.js";
 import { splitValues } from "./routes.js";
 
@@ -21,7 +21,8 @@ export function respond(status: number, body: string, headers: Array<[string, st
 export interface FaultResult {
   decision?: RespondDecision;
   delayMs: number;
-  explain: Explanation;
+  /** Present when a fault was sampled (a delay or an abort). */
+  explain?: Explanation;
   outcome: string;
 }
 
@@ -31,14 +32,22 @@ export interface ConfSource {
   rule: string;
 }
 
-/** `http` faults in order; `sourceOf(element)` names the rule that contributed that element (none: the first). */
 /** Who the client is, for reasons; a function so the text is only built when a reason is. */
 export type Who = () => string;
 
-export function faultDecision(http: unknown, sourceOf: (element?: number) => ConfSource | undefined, who: Who, ctx: EvalContext): FaultResult {
-  const sampled = sampleFaults(http, ctx.random);
+/** A client's fault list compiled once; `sourceOf(element)` names the rule that contributed that element (none: the first). */
+export interface FaultPlan {
+  faults: readonly CompiledFault[];
+  sourceOf: (element?: number) => ConfSource | undefined;
+}
+
+const NO_FAULT_SAMPLED: Readonly<FaultResult> = Object.freeze({ delayMs: 0, outcome: "no fault sampled" });
+
+export function faultDecision(plan: FaultPlan, who: Who, ctx: EvalContext): Readonly<FaultResult> {
+  const sampled = sampleFaults(plan.faults, ctx.random);
   const delayMs = sampled.delayMs;
-  const src = sourceOf(sampled.abort?.element);
+  if (!sampled.abort && delayMs === 0) return NO_FAULT_SAMPLED;
+  const src = plan.sourceOf(sampled.abort?.element);
   const base = { kind: "MeshFaultInjection" as const, ...(src ? { policy: src.policy, rule: src.rule } : {}) };
   if (sampled.abort) {
     const explain: Explanation = { ...base, action: "abort", reason: `${who()}: abort ${sampled.abort.httpStatus} from http[${sampled.abort.element}]` };
@@ -46,8 +55,8 @@ export function faultDecision(http: unknown, sourceOf: (element?: number) => Con
     if (delayMs > 0) decision.delayMs = delayMs;
     return { decision, delayMs, explain, outcome: `abort ${sampled.abort.httpStatus}` };
   }
-  const explain: Explanation = { ...base, action: "allow", reason: delayMs > 0 ? `${who()}: delayed ${delayMs}ms` : `${who()}: no fault sampled` };
-  return { delayMs, explain, outcome: delayMs > 0 ? `delay ${delayMs}ms` : "no fault sampled" };
+  const explain: Explanation = { ...base, action: "allow", reason: `${who()}: delayed ${delayMs}ms` };
+  return { delayMs, explain, outcome: `delay ${delayMs}ms` };
 }
 
 export interface LimitResult {
