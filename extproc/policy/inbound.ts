@@ -9,6 +9,7 @@ import { tagSetKey } from "./identity.js";
 import type { InboundRuleEntry, RulesPlan } from "./inbound-rules.js";
 import { decideMtp, type MtpEnv } from "./mtp.js";
 import { compileFaults } from "./faults.js";
+import { limitPlan } from "./limit-plan.js";
 import { faultDecision, limitDecision, respond, type EvalContext, type FaultPlan, type FaultResult, type LimitResult, type Who } from "./outcomes.js";
 import { decidingRule, layerLimits, limitScope, stackFaults } from "./rules-decide.js";
 import type { PolicyType } from "./types.js";
@@ -90,7 +91,7 @@ function limitStep(plan: InboundPlan, client: ClientIdentity, clientKey: string,
   const rules = plan.rules.MeshRateLimit;
   if (rules) {
     const layered = layerLimits(rules, client);
-    const limited = layered.conf ? limitDecision(name, layered.conf.local, decidingRule(layered.hits, "local"), describe, ctx, limitScope(name, layered.route)) : undefined;
+    const limited = layered.conf ? limitDecision((layered.limit ??= limitPlan(name, layered.conf.local, decidingRule(layered.hits, "local"), limitScope(name, layered.route))), describe, ctx) : undefined;
     trace.push({ kind: "MeshRateLimit", matches: [], rules, hits: layered.hits, outcome: limited?.outcome ?? "no rule for client" });
     return limited;
   }
@@ -98,7 +99,7 @@ function limitStep(plan: InboundPlan, client: ClientIdentity, clientKey: string,
   if (!mrl) return undefined;
   const matches = matchFrom(mrl, client.tags, clientKey);
   const first = matches[0];
-  const limited = first ? limitDecision(name, first.conf.local, source(decidingItem(first, "local")), describe, ctx) : undefined;
+  const limited = first ? limitDecision((first.limitPlan ??= limitPlan(name, first.conf.local, source(decidingItem(first, "local")))), describe, ctx) : undefined;
   trace.push({ kind: mrl.kind, plan: mrl, matches, outcome: limited?.outcome ?? "no rule for client" });
   return limited;
 }

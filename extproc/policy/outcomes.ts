@@ -3,7 +3,8 @@
 // are the transport's job: extproc/transport/processor.ts and mapping.ts.)
 import type { Explanation, RespondDecision } from "../decision.js";
 import { sampleFaults, type CompiledFault } from "./faults.js";
-import { httpRequestRate, type BucketStore } from "./rate-limit.js";
+import type { LimitPlan } from "./limit-plan.js";
+import type { BucketStore } from "./rate-limit.js";
 import { splitValues } from "./routes.js";
 
 export interface EvalContext {
@@ -69,21 +70,23 @@ interface OnRateLimit {
   headers?: { set?: Array<{ name: string; value: string }>; add?: Array<{ name: string; value: string }> };
 }
 
-/** `local` conf on `inbound`; `bucketScope` separates the token buckets of different routes (default: the inbound). */
-export function limitDecision(inbound: string, local: unknown, source: ConfSource | undefined, who: Who, ctx: EvalContext, bucketScope = inbound): LimitResult {
-  const rate = httpRequestRate(local);
-  if (!rate) return { outcome: "rate limiting disabled" };
-  const bucket = ctx.buckets.get(bucketScope, rate, ctx.nowMs);
-  if (bucket.take(ctx.nowMs, ctx.dryRun)) return { outcome: `within ${rate.num} per ${rate.intervalMs}ms` };
-  const on = (local as { http?: { onRateLimit?: OnRateLimit } } | undefined)?.http?.onRateLimit ?? {};
+const RATE_LIMITING_DISABLED: Readonly<LimitResult> = Object.freeze({ outcome: "rate limiting disabled" });
+
+/** Takes a token from the plan's bucket; over the limit, the conf's onRateLimit reply (429 by default). */
+export function limitDecision(plan: LimitPlan, who: Who, ctx: EvalContext): Readonly<LimitResult> {
+  const rate = plan.rate;
+  if (!rate) return RATE_LIMITING_DISABLED;
+  const bucket = ctx.buckets.getByKey(plan.bucketKey, rate, ctx.nowMs);
+  if (bucket.take(ctx.nowMs, ctx.dryRun)) return { outcome: plan.withinOutcome };
+  const on = (plan.local as { http?: { onRateLimit?: OnRateLimit } } | undefined)?.http?.onRateLimit ?? {};
   const headers: Array<[string, string]> = [];
   for (const h of on.headers?.set ?? []) for (const v of splitValues(h.value)) headers.push([h.name.toLowerCase(), v]);
   for (const h of on.headers?.add ?? []) headers.push([h.name.toLowerCase(), h.value]);
   const explain: Explanation = {
     action: "rate-limit",
     kind: "MeshRateLimit",
-    ...(source ? { policy: source.policy, rule: source.rule } : {}),
-    reason: `${who()}: over ${rate.num} requests per ${rate.intervalMs}ms on inbound ${inbound}`,
+    ...(plan.source ? { policy: plan.source.policy, rule: plan.source.rule } : {}),
+    reason: `${who()}: over ${rate.num} requests per ${rate.intervalMs}ms on inbound ${plan.inbound}`,
   };
   return { decision: respond(on.status ?? 429, "local_rate_limited", headers, explain, ctx), outcome: "rate limited" };
 }

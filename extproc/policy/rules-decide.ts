@@ -5,6 +5,7 @@ import type { ClientIdentity } from "./identity.js";
 import { candidateRules, describeMatch, perClient, ruleHolds, stableSort, type InboundRuleEntry, type RulesPlan } from "./inbound-rules.js";
 import { mergeConfs, type Conf } from "./merge.js";
 import { compileFaults } from "./faults.js";
+import type { LimitPlan } from "./limit-plan.js";
 import type { ConfSource, FaultPlan } from "./outcomes.js";
 import { ROUTE_SCOPE } from "./rate-limit.js";
 import type { RuleMatch } from "./types.js";
@@ -45,6 +46,8 @@ export interface LayeredLimit {
   hits: InboundRuleEntry[];
   /** Envoy route the client lands on: the base one, or the duplicated route of the most specific match. */
   route: string;
+  /** The conf compiled for the limit step, set on first use (this result is cached per client). */
+  limit?: LimitPlan;
 }
 
 /**
