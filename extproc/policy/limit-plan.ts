@@ -1,6 +1,6 @@
 // A MeshRateLimit `local` conf compiled once per client and route: the rate, its token bucket's key and the
-// texts of the outcome, so a decision within the limit only takes a token (no parsing, no strings built).
-import type { ConfSource } from "./outcomes.js";
+// result within the limit, so such a decision only takes a token (no parsing, no strings built).
+import type { ConfSource, LimitResult } from "./outcomes.js";
 import { bucketKey, httpRequestRate, type RequestRate } from "./rate-limit.js";
 
 export interface LimitPlan {
@@ -10,18 +10,22 @@ export interface LimitPlan {
   /** The rule an explanation names. */
   source?: ConfSource;
   /** Undefined: rate limiting is off for this client (disabled, or no requestRate). */
-  rate?: RequestRate;
+  enforced?: EnforcedRate;
+}
+
+export interface EnforcedRate {
+  rate: RequestRate;
   /** The token bucket this client takes from (bucketKey of the route's scope and the rate). */
   bucketKey: string;
-  /** Trace outcome when a token was taken: `within <num> per <interval>ms`. */
-  withinOutcome: string;
+  /** The result when a token was taken (outcome `within <num> per <interval>ms`), the same for every request. */
+  within: Readonly<LimitResult>;
 }
 
 /** `local` on `inbound`; `bucketScope` separates the token buckets of different routes (default: the inbound). */
 export function limitPlan(inbound: string, local: unknown, source: ConfSource | undefined, bucketScope = inbound): LimitPlan {
-  const rate = httpRequestRate(local);
-  const plan: LimitPlan = { inbound, local, bucketKey: "", withinOutcome: "" };
+  const plan: LimitPlan = { inbound, local };
   if (source) plan.source = source;
-  if (rate) Object.assign(plan, { rate, bucketKey: bucketKey(bucketScope, rate), withinOutcome: `within ${rate.num} per ${rate.intervalMs}ms` });
+  const rate = httpRequestRate(local);
+  if (rate) plan.enforced = { rate, bucketKey: bucketKey(bucketScope, rate), within: Object.freeze({ outcome: `within ${rate.num} per ${rate.intervalMs}ms` }) };
   return plan;
 }

@@ -74,10 +74,11 @@ const RATE_LIMITING_DISABLED: Readonly<LimitResult> = Object.freeze({ outcome: "
 
 /** Takes a token from the plan's bucket; over the limit, the conf's onRateLimit reply (429 by default). */
 export function limitDecision(plan: LimitPlan, who: Who, ctx: EvalContext): Readonly<LimitResult> {
-  const rate = plan.rate;
-  if (!rate) return RATE_LIMITING_DISABLED;
-  const bucket = ctx.buckets.getByKey(plan.bucketKey, rate, ctx.nowMs);
-  if (bucket.take(ctx.nowMs, ctx.dryRun)) return { outcome: plan.withinOutcome };
+  const enforced = plan.enforced;
+  if (!enforced) return RATE_LIMITING_DISABLED;
+  const rate = enforced.rate;
+  const bucket = ctx.buckets.getByKey(enforced.bucketKey, rate, ctx.nowMs);
+  if (bucket.take(ctx.nowMs, ctx.dryRun)) return enforced.within;
   const on = (plan.local as { http?: { onRateLimit?: OnRateLimit } } | undefined)?.http?.onRateLimit ?? {};
   const headers: Array<[string, string]> = [];
   for (const h of on.headers?.set ?? []) for (const v of splitValues(h.value)) headers.push([h.name.toLowerCase(), v]);
