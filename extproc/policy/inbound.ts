@@ -16,14 +16,17 @@ import type { PolicyType } from "./types.js";
 
 export interface KindTrace {
   kind: PolicyType;
-  /** Legacy path: the plan and the regions the client fell in. */
+  /** Legacy path: the plan and the regions the client fell in (shared between requests: read only). */
   plan?: FromPlan;
-  matches: FromMatch[];
+  matches: readonly FromMatch[];
   /** Rules path: the plan and the rules that applied to the client. */
   rules?: RulesPlan;
   hits?: InboundRuleEntry[];
   outcome: string;
 }
+
+/** The regions of a rules-path trace: none (frozen, so one array serves every request). */
+const NO_MATCHES: readonly FromMatch[] = Object.freeze([]);
 
 export interface Evaluation {
   decision: Decision;
@@ -41,7 +44,7 @@ export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: Ev
   const legacyMtp = plan.from.MeshTrafficPermission && !(env.identity !== undefined && env.traits.mtpIdentityRulesPath);
   const mtp = decideMtp(plan, client, clientKey, legacyMtp ? describe : describeId, env);
   if (mtp) {
-    const t: KindTrace = { kind: "MeshTrafficPermission", matches: mtp.matches ?? [], outcome: mtp.outcome };
+    const t: KindTrace = { kind: "MeshTrafficPermission", matches: mtp.matches ?? NO_MATCHES, outcome: mtp.outcome };
     if (plan.from.MeshTrafficPermission) t.plan = plan.from.MeshTrafficPermission;
     if (plan.rules.MeshTrafficPermission) Object.assign(t, { rules: plan.rules.MeshTrafficPermission, hits: mtp.hit ? [mtp.hit.entry] : [] });
     trace.push(t);
@@ -74,7 +77,7 @@ function faultStep(plan: InboundPlan, client: ClientIdentity, clientKey: string,
   if (rules) {
     const stacked = stackFaults(rules, client);
     const fault = stacked.hits.length > 0 ? faultDecision(stacked, describe, ctx) : undefined;
-    trace.push({ kind: "MeshFaultInjection", matches: [], rules, hits: stacked.hits, outcome: fault?.outcome ?? "no rule for client" });
+    trace.push({ kind: "MeshFaultInjection", matches: NO_MATCHES, rules, hits: stacked.hits, outcome: fault?.outcome ?? "no rule for client" });
     return fault;
   }
   const mfi = plan.from.MeshFaultInjection;
@@ -92,7 +95,7 @@ function limitStep(plan: InboundPlan, client: ClientIdentity, clientKey: string,
   if (rules) {
     const layered = layerLimits(rules, client);
     const limited = layered.conf ? limitDecision((layered.limit ??= limitPlan(name, layered.conf.local, decidingRule(layered.hits, "local"), limitScope(name, layered.route))), describe, ctx) : undefined;
-    trace.push({ kind: "MeshRateLimit", matches: [], rules, hits: layered.hits, outcome: limited?.outcome ?? "no rule for client" });
+    trace.push({ kind: "MeshRateLimit", matches: NO_MATCHES, rules, hits: layered.hits, outcome: limited?.outcome ?? "no rule for client" });
     return limited;
   }
   const mrl = plan.from.MeshRateLimit;
