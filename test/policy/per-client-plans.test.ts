@@ -1,5 +1,6 @@
-// per-client plans › what the engine keeps per client (compiled fault lists, rate-limit plans) only saves
-// work: every request still draws its faults and takes its token, and a new policy set starts afresh.
+// per-client plans › what the engine keeps per client (its steps per inbound, compiled fault lists, rate-limit
+// plans) only saves work: every request still draws its faults and takes its token, a new policy set starts
+// afresh, and a client calling two inbounds gets each one's decision.
 import test from "ava";
 import type { Decision, RequestFacts } from "../../extproc/decision.js";
 import { dataplaneFromTags, type Dataplane } from "../../extproc/policy/dataplane.js";
@@ -71,4 +72,43 @@ for (const dialect of ["2.6", "2.14"] as const) {
     // then the new rate's bucket (full) decides: two more pass, the next is limited
     t.deepEqual([1, 2, 3].map(() => decide().explain.action), ["allow", "allow", "rate-limit"]);
   });
+
+  test(`per-client plans › ${dialect}: a client allowed under one set is denied under the next`, (t) => {
+    // given web allowed, decided once
+    const { engine, decide } = setup(dialect, [0.9]);
+    engine.replace(policies(dialect, 100));
+    t.is(decide().explain.action, "allow");
+    // when the set's MeshTrafficPermission denies web instead
+    engine.replace([denyWeb(dialect)]);
+    // then web's next request is denied by it, and allowed again once the first set is back
+    const denied = decide();
+    t.deepEqual([denied.type, denied.explain.action, denied.explain.policy], ["respond", "deny", "deny-web"]);
+    engine.replace(policies(dialect, 100));
+    t.is(decide().explain.action, "allow");
+  });
 }
+
+/** A MeshTrafficPermission on backend that denies web. */
+function denyWeb(dialect: "2.6" | "2.14"): Policy {
+  if (dialect === "2.6") return policy({ type: "MeshTrafficPermission", name: "deny-web", spec: { targetRef: { kind: "MeshService", name: "backend" }, from: [{ targetRef: { kind: "MeshService", name: "web" }, default: { action: "Deny" } }] } });
+  return policy({ type: "MeshTrafficPermission", name: "deny-web", spec: { targetRef: { kind: "Dataplane", labels: { app: "backend" } }, rules: [{ default: { deny: [{ spiffeID: { type: "Exact", value: WEB_214 } }] } }] } });
+}
+
+test("per-client plans › a client calling two inbounds in turn gets each inbound's decision", (t) => {
+  // given backend on :8080 allowing web and admin on :9090 allowing nobody
+  const dataplane: Dataplane = { mesh: "default", name: "dp", proxyType: "Sidecar", inbounds: [
+    { name: "8080", port: 8080, tags: { "kuma.io/service": "backend" } },
+    { name: "9090", port: 9090, tags: { "kuma.io/service": "admin" } },
+  ] };
+  const engine = new PolicyEngine({ dataplane, nowMs: () => 0, random: () => 0.5, kumaVersion: "2.6" });
+  engine.replace([
+    policy({ type: "MeshTrafficPermission", name: "backend", spec: { targetRef: { kind: "MeshService", name: "backend" }, from: [{ targetRef: { kind: "MeshService", name: "web" }, default: { action: "Allow" } }] } }),
+    policy({ type: "MeshTrafficPermission", name: "admin", spec: { targetRef: { kind: "MeshService", name: "admin" }, from: [{ targetRef: { kind: "Mesh" }, default: { action: "Deny" } }] } }),
+  ]);
+  const headers = new Map([["x-forwarded-client-cert", "URI=spiffe://default/web"]]);
+  const to = (authority: string): RequestFacts => ({ direction: "inbound", method: "GET", path: "/", authority, scheme: "http", headers, peerUriSans: [] });
+  // when web calls backend, admin, backend, admin
+  const decided = ["backend:8080", "admin:9090", "backend:8080", "admin:9090"].map((a) => engine.decide(to(a)));
+  // then each request gets its own inbound's decision
+  t.deepEqual(decided.map((d) => `${d.explain.action} ${d.explain.policy}`), ["allow backend", "deny admin", "allow backend", "deny admin"]);
+});
