@@ -1,7 +1,6 @@
 // What one client gets on one inbound under the policy set in force, worked out once: the MeshTrafficPermission
 // outcome, the fault list and the rate-limit plan, each with its trace. Kept on the client's cached identity, so
 // a repeated client's decision only samples faults and takes a token, however many policies select the inbound.
-import type { Explanation } from "../decision.js";
 import type { InboundPlan } from "./compile.js";
 import { decidingItem, matchFrom, type FromItem, type FromMatch } from "./from-items.js";
 import { compileFaults } from "./faults.js";
@@ -15,17 +14,13 @@ import { decidingRule, layerLimits, limitScope, stackFaults } from "./rules-deci
 export interface ClientSteps {
   /** The inbound plan (of the snapshot in force) these steps were worked out for. */
   inbound: InboundPlan;
-  /** The decision's explanation when no MeshTrafficPermission applies. */
-  noMtp: Explanation;
+  /** tagSetKey of the client's tags: what the legacy `from` paths key their regions by. */
+  clientKey: string;
   /** Undefined: no MeshTrafficPermission applies (none selects the inbound and the mesh allows everything). */
   mtp?: { outcome: MtpOutcome; trace: KindTrace };
   /** Worked out on first use (a denied client never needs them); null: no policy of the kind selects the inbound. */
   fault?: ClientStep<FaultPlan> | null;
   limit?: ClientStep<LimitPlan> | null;
-  /** The client as reasons name it: by tags (legacy `from` paths) or by SPIFFE ID (rules paths). */
-  describe: Who;
-  describeId: Who;
-  clientKey: string;
 }
 
 /** One kind's step for this client: its plan (undefined: no rule for the client) and its trace. */
@@ -47,12 +42,9 @@ export function clientSteps(plan: InboundPlan, client: ClientIdentity, env: MtpE
 
 function workOut(plan: InboundPlan, client: ClientIdentity, env: MtpEnv): ClientSteps {
   const clientKey = client.key ?? tagSetKey(client.tags);
-  // Legacy paths name the client by its tags, rules paths by its SPIFFE ID (texts built only when used).
-  const describe: Who = () => `client ${clientKey || "(no identity)"} via ${client.source}`;
-  const describeId: Who = () => `client ${client.spiffe ?? "(no SPIFFE ID)"}${client.sni ? ` sni ${client.sni}` : ""} via ${client.source}`;
-  const steps: ClientSteps = { inbound: plan, noMtp: { action: "allow", kind: "none", reason: `no MeshTrafficPermission selects inbound ${plan.inbound.name}` }, describe, describeId, clientKey };
+  const steps: ClientSteps = { inbound: plan, clientKey };
   const legacyMtp = plan.from.MeshTrafficPermission && !(env.identity !== undefined && env.traits.mtpIdentityRulesPath);
-  const mtp = decideMtp(plan, client, clientKey, legacyMtp ? describe : describeId, env);
+  const mtp = decideMtp(plan, client, clientKey, legacyMtp ? byTags(client, clientKey) : byId(client), env);
   if (mtp) {
     const trace: KindTrace = { kind: "MeshTrafficPermission", matches: mtp.matches ?? NO_MATCHES, outcome: mtp.outcome };
     if (plan.from.MeshTrafficPermission) trace.plan = plan.from.MeshTrafficPermission;
@@ -62,6 +54,16 @@ function workOut(plan: InboundPlan, client: ClientIdentity, env: MtpEnv): Client
   return steps;
 }
 
+// Reasons name the client by its tags on legacy paths and by its SPIFFE ID on rules paths; a Who builds the
+// text only when a reason is written.
+function byTags(client: ClientIdentity, clientKey: string): Who {
+  return () => `client ${clientKey || "(no identity)"} via ${client.source}`;
+}
+
+function byId(client: ClientIdentity): Who {
+  return () => `client ${client.spiffe ?? "(no SPIFFE ID)"}${client.sni ? ` sni ${client.sni}` : ""} via ${client.source}`;
+}
+
 /** The MeshFaultInjection step (null when no MFI selects the inbound). */
 export function faultStepOf(steps: ClientSteps, client: ClientIdentity): ClientStep<FaultPlan> | null {
   const plan = steps.inbound;
@@ -69,13 +71,13 @@ export function faultStepOf(steps: ClientSteps, client: ClientIdentity): ClientS
   if (rules) {
     const stacked = stackFaults(rules, client);
     const faults = stacked.hits.length > 0 ? stacked : undefined;
-    return step(faults, steps.describeId, { kind: "MeshFaultInjection", matches: NO_MATCHES, rules, hits: stacked.hits }, faults ? NO_FAULT_SAMPLED : NO_RULE);
+    return step(faults, byId(client), { kind: "MeshFaultInjection", matches: NO_MATCHES, rules, hits: stacked.hits }, faults ? NO_FAULT_SAMPLED : NO_RULE);
   }
   const mfi = plan.from.MeshFaultInjection;
   if (!mfi) return null;
   const matches = matchFrom(mfi, client.tags, steps.clientKey);
   const first = matches[0];
-  return step(first && (first.faultPlan ??= fromFaultPlan(first)), steps.describe, { kind: mfi.kind, plan: mfi, matches }, first ? NO_FAULT_SAMPLED : NO_RULE);
+  return step(first && (first.faultPlan ??= fromFaultPlan(first)), byTags(client, steps.clientKey), { kind: mfi.kind, plan: mfi, matches }, first ? NO_FAULT_SAMPLED : NO_RULE);
 }
 
 /** The MeshRateLimit step (null when no MRL selects the inbound). */
@@ -86,14 +88,14 @@ export function limitStepOf(steps: ClientSteps, client: ClientIdentity): ClientS
   if (rules) {
     const layered = layerLimits(rules, client);
     const limit = layered.conf ? (layered.limit ??= limitPlan(name, layered.conf.local, decidingRule(layered.hits, "local"), limitScope(name, layered.route))) : undefined;
-    return step(limit, steps.describeId, { kind: "MeshRateLimit", matches: NO_MATCHES, rules, hits: layered.hits }, usualLimitOutcome(limit));
+    return step(limit, byId(client), { kind: "MeshRateLimit", matches: NO_MATCHES, rules, hits: layered.hits }, usualLimitOutcome(limit));
   }
   const mrl = plan.from.MeshRateLimit;
   if (!mrl) return null;
   const matches = matchFrom(mrl, client.tags, steps.clientKey);
   const first = matches[0];
   const limit = first ? (first.limitPlan ??= limitPlan(name, first.conf.local, source(decidingItem(first, "local")))) : undefined;
-  return step(limit, steps.describe, { kind: mrl.kind, plan: mrl, matches }, usualLimitOutcome(limit));
+  return step(limit, byTags(client, steps.clientKey), { kind: mrl.kind, plan: mrl, matches }, usualLimitOutcome(limit));
 }
 
 /** Trace outcomes that need no request to be known. */

@@ -33,7 +33,7 @@ export interface Evaluation {
 export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: EvalContext, env: MtpEnv): Evaluation {
   const trace: KindTrace[] = [];
   const steps = clientSteps(plan, client, env);
-  let allow: Explanation = steps.noMtp;
+  let allow: Explanation = plan.noMtp;
 
   const mtp = steps.mtp;
   if (mtp) {
