@@ -127,8 +127,10 @@ export class IdentityCache {
     const key = `${input.peerUriSans.join("\u0000")}\u0001${input.headers.get("x-forwarded-client-cert") ?? ""}\u0001${opts.trustKumaTagsHeader ? (input.headers.get("x-kuma-tags") ?? "") : ""}\u0001${input.sni ?? ""}`;
     let id = this.entries.get(key);
     if (!id) {
-      id = clientIdentity(input, opts);
-      id.key = tagSetKey(id.tags);
+      // One object shape for every cached identity (the memo fields exist from the start), so the per-request
+      // reads and the first writes of those fields stay monomorphic.
+      const found = clientIdentity(input, opts);
+      id = { ...found, key: tagSetKey(found.tags), ruleKey: undefined, steps: undefined };
       if (this.entries.size >= this.maxEntries) this.entries.clear();
       this.entries.set(key, id);
     }
