@@ -1,6 +1,7 @@
 // Compiles a policy set for the local dataplane once per change: per inbound and kind, the selecting policies
 // in precedence order and their `from` items indexed by tag; for outbound, MeshHTTPRoute `to` items indexed
 // by destination service. A decision then touches only what selects this proxy.
+import type { Explanation } from "../decision.js";
 import type { Dataplane, Inbound } from "./dataplane.js";
 import { buildFromPlan, type FromPlan } from "./from-items.js";
 import { buildRulesPlan, type RulesPlan } from "./inbound-rules.js";
@@ -22,6 +23,8 @@ export interface InboundPlan {
   from: Partial<Record<FromKind, FromPlan>>;
   /** 2.10+ `rules` path: present when a selecting policy of that kind has `rules` (it then replaces `from`). */
   rules: Partial<Record<FromKind, RulesPlan>>;
+  /** A decision's explanation when no MeshTrafficPermission applies on this inbound. */
+  noMtp: Explanation;
 }
 
 export interface OutboundPlan {
@@ -108,7 +111,8 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
     }
   }
   const inbounds = dataplane.inbounds.map((inbound, i) => {
-    const plan: InboundPlan = { inbound, from: {}, rules: {} };
+    const noMtp: Explanation = { action: "allow", kind: "none", reason: `no MeshTrafficPermission selects inbound ${inbound.name}` };
+    const plan: InboundPlan = { inbound, from: {}, rules: {}, noMtp };
     for (const [kind, list] of perInbound[i]!) {
       const sorted = sortByPrecedence(list, traits);
       const rules = traits.rulesKinds.has(kind) ? buildRulesPlan(kind, sorted, traits.ruleMatchExpansion) : undefined;

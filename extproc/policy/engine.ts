@@ -127,6 +127,9 @@ export class PolicyEngine implements Decider {
       this.version = next.version;
       this.snapshot = next;
       this.selection = selection;
+      // Cached identities carry steps worked out on the old set's plans (never used again: steps are kept per
+      // plan); forgetting the identities lets the old set be collected.
+      this.identities.clear();
       this.buckets.retain(new Set(next.inbounds.filter((i) => i.from.MeshRateLimit || i.rules.MeshRateLimit).map((i) => i.inbound.name)));
       return { ok: true, version: next.version, policies: next.policies.length, ...(selection ? { selection } : {}), droppedEdits: routeEditDrops(next.outbound.routes) };
     } catch (err) {

@@ -1,6 +1,8 @@
 // `from[]` items of the policies selecting one inbound, concatenated in precedence order, with a tag index,
 // and per-client evaluation (reference §3.6 direct evaluation; exact for multi-valued clients too).
+import type { LimitPlan } from "./limit-plan.js";
 import { mergeConfs, type Conf } from "./merge.js";
+import type { FaultPlan } from "./outcomes.js";
 import { asSubset } from "./match.js";
 import type { Policy, PolicyType, Tag, TagSet } from "./types.js";
 
@@ -21,6 +23,10 @@ export interface FromMatch {
   conf: Conf;
   /** Contributing items in merge order (the last one wins conflicts). */
   items: FromItem[];
+  /** MeshFaultInjection: `conf.http` compiled, set on first use (regions are cached per client). */
+  faultPlan?: FaultPlan;
+  /** MeshRateLimit: `conf.local` compiled, set on first use. */
+  limitPlan?: LimitPlan;
 }
 
 export interface FromPlan {

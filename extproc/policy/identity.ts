@@ -1,6 +1,7 @@
 // Who is calling: client tags from the mTLS peer (ext_proc attribute connection.uri_san_peer_certificate, or
 // the x-forwarded-client-cert URI= entries Envoy sets), or from x-kuma-tags only when configured to trust it.
 // spiffe://<mesh>/<service> → kuma.io/service; kuma://<key>/<value> → key=value (reference §3.6–3.7).
+import type { ClientSteps } from "./client-steps.js";
 import { SERVICE_TAG } from "./dataplane.js";
 import type { TagSet } from "./types.js";
 
@@ -22,6 +23,8 @@ export interface ClientIdentity {
   sni?: string;
   /** SPIFFE ID + SNI as one cache key of the rules path, computed on first use. */
   ruleKey?: string;
+  /** This client's decision steps on the inbound it last called (client-steps.ts), worked out on first use. */
+  steps?: ClientSteps;
 }
 
 export interface IdentityOptions {
@@ -115,12 +118,19 @@ export class IdentityCache {
 
   constructor(private readonly maxEntries = 4096) {}
 
+  /** Forgets every identity (with what was worked out for it under the policy set that is being replaced). */
+  clear(): void {
+    this.entries.clear();
+  }
+
   get(input: IdentityInput, opts: IdentityOptions): ClientIdentity {
     const key = `${input.peerUriSans.join("\u0000")}\u0001${input.headers.get("x-forwarded-client-cert") ?? ""}\u0001${opts.trustKumaTagsHeader ? (input.headers.get("x-kuma-tags") ?? "") : ""}\u0001${input.sni ?? ""}`;
     let id = this.entries.get(key);
     if (!id) {
-      id = clientIdentity(input, opts);
-      id.key = tagSetKey(id.tags);
+      // One object shape for every cached identity (the memo fields exist from the start), so the per-request
+      // reads and the first writes of those fields stay monomorphic.
+      const found = clientIdentity(input, opts);
+      id = { ...found, key: tagSetKey(found.tags), ruleKey: undefined, steps: undefined };
       if (this.entries.size >= this.maxEntries) this.entries.clear();
       this.entries.set(key, id);
     }

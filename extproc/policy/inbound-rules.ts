@@ -60,7 +60,8 @@ export function perClient<T>(plan: RulesPlan, client: Pick<ClientIdentity, "spif
   // Kept on the (cached) identity: the same string object hashes once, not on every request. The source is in
   // the key because cached outcomes carry reason texts that name it.
   const key = (client.ruleKey ??= `${client.spiffe ?? ""}\u0000${client.sni ?? ""}\u0000${client.source}`);
-  if (plan.cache.has(key)) return plan.cache.get(key) as T;
+  const cached = plan.cache.get(key);
+  if (cached !== undefined || plan.cache.has(key)) return cached as T;
   const value = compute();
   if (plan.cache.size >= RULES_CACHE_ENTRIES) plan.cache.clear();
   plan.cache.set(key, value);

@@ -1,22 +1,24 @@
 // Decides one inbound request: MeshTrafficPermission (mtp.ts), then MeshFaultInjection (abort/delay), then
 // MeshRateLimit (token bucket), each on the legacy `from` path or the 2.10+ `rules` path the compiled plan
-// holds. Returns the Decision plus a trace of what matched, for /explain.
+// holds. What depends only on the client is worked out once (client-steps.ts); per request only faults are
+// sampled and tokens taken. Returns the Decision plus a trace of what matched, for /explain.
 import type { Decision, Explanation } from "../decision.js";
 import type { InboundPlan } from "./compile.js";
-import { decidingItem, matchFrom, type FromItem, type FromMatch, type FromPlan } from "./from-items.js";
+import { clientSteps, faultStepOf, limitStepOf, type ClientStep } from "./client-steps.js";
+import type { FromMatch, FromPlan } from "./from-items.js";
 import type { ClientIdentity } from "./identity.js";
-import { tagSetKey } from "./identity.js";
 import type { InboundRuleEntry, RulesPlan } from "./inbound-rules.js";
-import { decideMtp, type MtpEnv } from "./mtp.js";
-import { faultDecision, limitDecision, respond, type EvalContext, type FaultResult, type LimitResult, type Who } from "./outcomes.js";
-import { decidingRule, layerLimits, limitScope, stackFaults } from "./rules-decide.js";
+import type { LimitPlan } from "./limit-plan.js";
+import type { MtpEnv } from "./mtp.js";
+import { faultDecision, limitDecision, respond, type EvalContext, type FaultPlan, type FaultResult, type LimitResult } from "./outcomes.js";
 import type { PolicyType } from "./types.js";
 
+/** What one kind did for a request. Traces are shared between requests of the same client: read only. */
 export interface KindTrace {
   kind: PolicyType;
   /** Legacy path: the plan and the regions the client fell in. */
   plan?: FromPlan;
-  matches: FromMatch[];
+  matches: readonly FromMatch[];
   /** Rules path: the plan and the rules that applied to the client. */
   rules?: RulesPlan;
   hits?: InboundRuleEntry[];
@@ -30,33 +32,28 @@ export interface Evaluation {
 
 export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: EvalContext, env: MtpEnv): Evaluation {
   const trace: KindTrace[] = [];
-  const clientKey = client.key ?? tagSetKey(client.tags);
-  // Legacy paths name the client by its tags, rules paths by its SPIFFE ID (texts built only when used).
-  const describe: Who = () => `client ${clientKey || "(no identity)"} via ${client.source}`;
-  const describeId: Who = () => `client ${client.spiffe ?? "(no SPIFFE ID)"}${client.sni ? ` sni ${client.sni}` : ""} via ${client.source}`;
-  let allow: Explanation = { action: "allow", kind: "none", reason: `no MeshTrafficPermission selects inbound ${plan.inbound.name}` };
+  const steps = clientSteps(plan, client, env);
+  let allow: Explanation = plan.noMtp;
 
-  const legacyMtp = plan.from.MeshTrafficPermission && !(env.identity !== undefined && env.traits.mtpIdentityRulesPath);
-  const mtp = decideMtp(plan, client, clientKey, legacyMtp ? describe : describeId, env);
+  const mtp = steps.mtp;
   if (mtp) {
-    const t: KindTrace = { kind: "MeshTrafficPermission", matches: mtp.matches ?? [], outcome: mtp.outcome };
-    if (plan.from.MeshTrafficPermission) t.plan = plan.from.MeshTrafficPermission;
-    if (plan.rules.MeshTrafficPermission) Object.assign(t, { rules: plan.rules.MeshTrafficPermission, hits: mtp.hit ? [mtp.hit.entry] : [] });
-    trace.push(t);
-    if (mtp.denied) return { decision: respond(403, "RBAC: access denied", [], mtp.explain, ctx), trace };
-    allow = mtp.explain;
+    trace.push(mtp.trace);
+    if (mtp.outcome.denied) return { decision: respond(403, "RBAC: access denied", [], mtp.outcome.explain, ctx), trace };
+    allow = mtp.outcome.explain;
   }
 
   let delayMs = 0;
-  const fault = faultStep(plan, client, clientKey, plan.rules.MeshFaultInjection ? describeId : describe, ctx, trace);
+  const faultStep = steps.fault === undefined ? (steps.fault = faultStepOf(steps, client)) : steps.fault;
+  const fault = faultStep ? sampleFault(faultStep, ctx, trace) : undefined;
   if (fault?.decision) return { decision: fault.decision, trace };
-  if (fault && fault.delayMs > 0) {
+  if (fault?.explain && fault.delayMs > 0) {
     delayMs = fault.delayMs;
     if (allow.action !== "shadow-deny") allow = fault.explain;
     else allow = { ...allow, reason: `${allow.reason}; ${fault.explain.reason}` };
   }
 
-  const limited = limitStep(plan, client, clientKey, plan.rules.MeshRateLimit ? describeId : describe, ctx, trace);
+  const limitStep = steps.limit === undefined ? (steps.limit = limitStepOf(steps, client)) : steps.limit;
+  const limited = limitStep ? takeToken(limitStep, ctx, trace) : undefined;
   if (limited?.decision) {
     if (delayMs > 0) limited.decision.delayMs = delayMs;
     return { decision: limited.decision, trace };
@@ -67,42 +64,19 @@ export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: Ev
   return { decision, trace };
 }
 
-function faultStep(plan: InboundPlan, client: ClientIdentity, clientKey: string, describe: Who, ctx: EvalContext, trace: KindTrace[]): FaultResult | undefined {
-  const rules = plan.rules.MeshFaultInjection;
-  if (rules) {
-    const stacked = stackFaults(rules, client);
-    const fault = stacked.hits.length > 0 ? faultDecision(stacked.http, stacked.sourceOf, describe, ctx) : undefined;
-    trace.push({ kind: "MeshFaultInjection", matches: [], rules, hits: stacked.hits, outcome: fault?.outcome ?? "no rule for client" });
-    return fault;
-  }
-  const mfi = plan.from.MeshFaultInjection;
-  if (!mfi) return undefined;
-  const matches = matchFrom(mfi, client.tags, clientKey);
-  const first = matches[0];
-  const item = first ? decidingItem(first, "http") : undefined;
-  const fault = first ? faultDecision(first.conf.http, () => source(item), describe, ctx) : undefined;
-  trace.push({ kind: mfi.kind, plan: mfi, matches, outcome: fault?.outcome ?? "no rule for client" });
+function sampleFault(step: ClientStep<FaultPlan>, ctx: EvalContext, trace: KindTrace[]): FaultResult | undefined {
+  const fault = step.plan ? faultDecision(step.plan, step.who, ctx) : undefined;
+  trace.push(traced(step, fault?.outcome));
   return fault;
 }
 
-function limitStep(plan: InboundPlan, client: ClientIdentity, clientKey: string, describe: Who, ctx: EvalContext, trace: KindTrace[]): LimitResult | undefined {
-  const name = plan.inbound.name;
-  const rules = plan.rules.MeshRateLimit;
-  if (rules) {
-    const layered = layerLimits(rules, client);
-    const limited = layered.conf ? limitDecision(name, layered.conf.local, decidingRule(layered.hits, "local"), describe, ctx, limitScope(name, layered.route)) : undefined;
-    trace.push({ kind: "MeshRateLimit", matches: [], rules, hits: layered.hits, outcome: limited?.outcome ?? "no rule for client" });
-    return limited;
-  }
-  const mrl = plan.from.MeshRateLimit;
-  if (!mrl) return undefined;
-  const matches = matchFrom(mrl, client.tags, clientKey);
-  const first = matches[0];
-  const limited = first ? limitDecision(name, first.conf.local, source(decidingItem(first, "local")), describe, ctx) : undefined;
-  trace.push({ kind: mrl.kind, plan: mrl, matches, outcome: limited?.outcome ?? "no rule for client" });
+function takeToken(step: ClientStep<LimitPlan>, ctx: EvalContext, trace: KindTrace[]): LimitResult | undefined {
+  const limited = step.plan ? limitDecision(step.plan, step.who, ctx) : undefined;
+  trace.push(traced(step, limited?.outcome));
   return limited;
 }
 
-function source(item: FromItem | undefined): { policy: string; rule: string } | undefined {
-  return item ? { policy: item.policy.name, rule: `from[${item.index}]` } : undefined;
+/** The step's trace with this request's outcome (undefined: no rule for the client). */
+function traced(step: ClientStep<unknown>, outcome: string | undefined): KindTrace {
+  return outcome === undefined || outcome === step.usual.outcome ? step.usual : { ...step.usual, outcome };
 }

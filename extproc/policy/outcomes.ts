@@ -2,8 +2,9 @@
 // replies. Shared by inbound decisions; no I/O. (Fitting delays to Envoy's timers and the explain header
 // are the transport's job: extproc/transport/processor.ts and mapping.ts.)
 import type { Explanation, RespondDecision } from "../decision.js";
-import { sampleFaults } from "./faults.js";
-import { httpRequestRate, type BucketStore } from "./rate-limit.js";
+import { sampleFaults, type CompiledFault } from "./faults.js";
+import type { LimitPlan } from "./limit-plan.js";
+import type { BucketStore } from "./rate-limit.js";
 import { splitValues } from "./routes.js";
 
 export interface EvalContext {
@@ -21,7 +22,8 @@ export function respond(status: number, body: string, headers: Array<[string, st
 export interface FaultResult {
   decision?: RespondDecision;
   delayMs: number;
-  explain: Explanation;
+  /** Present when a fault was sampled (a delay or an abort). */
+  explain?: Explanation;
   outcome: string;
 }
 
@@ -31,14 +33,22 @@ export interface ConfSource {
   rule: string;
 }
 
-/** `http` faults in order; `sourceOf(element)` names the rule that contributed that element (none: the first). */
 /** Who the client is, for reasons; a function so the text is only built when a reason is. */
 export type Who = () => string;
 
-export function faultDecision(http: unknown, sourceOf: (element?: number) => ConfSource | undefined, who: Who, ctx: EvalContext): FaultResult {
-  const sampled = sampleFaults(http, ctx.random);
+/** A client's fault list compiled once; `sourceOf(element)` names the rule that contributed that element (none: the first). */
+export interface FaultPlan {
+  faults: readonly CompiledFault[];
+  sourceOf: (element?: number) => ConfSource | undefined;
+}
+
+const NO_FAULT_SAMPLED: Readonly<FaultResult> = Object.freeze({ delayMs: 0, outcome: "no fault sampled" });
+
+export function faultDecision(plan: FaultPlan, who: Who, ctx: EvalContext): Readonly<FaultResult> {
+  const sampled = sampleFaults(plan.faults, ctx.random);
   const delayMs = sampled.delayMs;
-  const src = sourceOf(sampled.abort?.element);
+  if (!sampled.abort && delayMs === 0) return NO_FAULT_SAMPLED;
+  const src = plan.sourceOf(sampled.abort?.element);
   const base = { kind: "MeshFaultInjection" as const, ...(src ? { policy: src.policy, rule: src.rule } : {}) };
   if (sampled.abort) {
     const explain: Explanation = { ...base, action: "abort", reason: `${who()}: abort ${sampled.abort.httpStatus} from http[${sampled.abort.element}]` };
@@ -46,8 +56,8 @@ export function faultDecision(http: unknown, sourceOf: (element?: number) => Con
     if (delayMs > 0) decision.delayMs = delayMs;
     return { decision, delayMs, explain, outcome: `abort ${sampled.abort.httpStatus}` };
   }
-  const explain: Explanation = { ...base, action: "allow", reason: delayMs > 0 ? `${who()}: delayed ${delayMs}ms` : `${who()}: no fault sampled` };
-  return { delayMs, explain, outcome: delayMs > 0 ? `delay ${delayMs}ms` : "no fault sampled" };
+  const explain: Explanation = { ...base, action: "allow", reason: `${who()}: delayed ${delayMs}ms` };
+  return { delayMs, explain, outcome: `delay ${delayMs}ms` };
 }
 
 export interface LimitResult {
@@ -60,21 +70,24 @@ interface OnRateLimit {
   headers?: { set?: Array<{ name: string; value: string }>; add?: Array<{ name: string; value: string }> };
 }
 
-/** `local` conf on `inbound`; `bucketScope` separates the token buckets of different routes (default: the inbound). */
-export function limitDecision(inbound: string, local: unknown, source: ConfSource | undefined, who: Who, ctx: EvalContext, bucketScope = inbound): LimitResult {
-  const rate = httpRequestRate(local);
-  if (!rate) return { outcome: "rate limiting disabled" };
-  const bucket = ctx.buckets.get(bucketScope, rate, ctx.nowMs);
-  if (bucket.take(ctx.nowMs, ctx.dryRun)) return { outcome: `within ${rate.num} per ${rate.intervalMs}ms` };
-  const on = (local as { http?: { onRateLimit?: OnRateLimit } } | undefined)?.http?.onRateLimit ?? {};
+const RATE_LIMITING_DISABLED: Readonly<LimitResult> = Object.freeze({ outcome: "rate limiting disabled" });
+
+/** Takes a token from the plan's bucket; over the limit, the conf's onRateLimit reply (429 by default). */
+export function limitDecision(plan: LimitPlan, who: Who, ctx: EvalContext): Readonly<LimitResult> {
+  const enforced = plan.enforced;
+  if (!enforced) return RATE_LIMITING_DISABLED;
+  const rate = enforced.rate;
+  const bucket = ctx.buckets.getByKey(enforced.bucketKey, rate, ctx.nowMs);
+  if (bucket.take(ctx.nowMs, ctx.dryRun)) return enforced.within;
+  const on = (plan.local as { http?: { onRateLimit?: OnRateLimit } } | undefined)?.http?.onRateLimit ?? {};
   const headers: Array<[string, string]> = [];
   for (const h of on.headers?.set ?? []) for (const v of splitValues(h.value)) headers.push([h.name.toLowerCase(), v]);
   for (const h of on.headers?.add ?? []) headers.push([h.name.toLowerCase(), h.value]);
   const explain: Explanation = {
     action: "rate-limit",
     kind: "MeshRateLimit",
-    ...(source ? { policy: source.policy, rule: source.rule } : {}),
-    reason: `${who()}: over ${rate.num} requests per ${rate.intervalMs}ms on inbound ${inbound}`,
+    ...(plan.source ? { policy: plan.source.policy, rule: plan.source.rule } : {}),
+    reason: `${who()}: over ${rate.num} requests per ${rate.intervalMs}ms on inbound ${plan.inbound}`,
   };
   return { decision: respond(on.status ?? 429, "local_rate_limited", headers, explain, ctx), outcome: "rate limited" };
 }

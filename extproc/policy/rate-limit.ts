@@ -55,12 +55,21 @@ export function httpRequestRate(local: unknown): RequestRate | undefined {
 /** Separates an inbound from a route inside it in bucket scopes: `<inbound>\u0001<route>`. */
 export const ROUTE_SCOPE = "\u0001";
 
+/** Key of the bucket of `rate` in `scope` (an inbound, or inbound + ROUTE_SCOPE + route). */
+export function bucketKey(scope: string, rate: RequestRate): string {
+  return `${scope}\u0000${rate.num}/${rate.intervalMs}`;
+}
+
 /** Buckets that survive policy reloads while their inbound and rate stay the same. */
 export class BucketStore {
   private buckets = new Map<string, TokenBucket>();
 
   get(inbound: string, rate: RequestRate, nowMs: number): TokenBucket {
-    const key = `${inbound}\u0000${rate.num}/${rate.intervalMs}`;
+    return this.getByKey(bucketKey(inbound, rate), rate, nowMs);
+  }
+
+  /** The bucket under `key` (bucketKey(scope, rate), built once by the caller), created full when new. */
+  getByKey(key: string, rate: RequestRate, nowMs: number): TokenBucket {
     let b = this.buckets.get(key);
     if (!b) {
       b = new TokenBucket(rate.num, rate.intervalMs, nowMs);

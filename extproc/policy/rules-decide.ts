@@ -4,11 +4,13 @@
 import type { ClientIdentity } from "./identity.js";
 import { candidateRules, describeMatch, perClient, ruleHolds, stableSort, type InboundRuleEntry, type RulesPlan } from "./inbound-rules.js";
 import { mergeConfs, type Conf } from "./merge.js";
-import type { ConfSource } from "./outcomes.js";
+import { compileFaults } from "./faults.js";
+import type { LimitPlan } from "./limit-plan.js";
+import type { ConfSource, FaultPlan } from "./outcomes.js";
 import { ROUTE_SCOPE } from "./rate-limit.js";
 import type { RuleMatch } from "./types.js";
 
-export interface StackedFaults {
+export interface StackedFaults extends FaultPlan {
   /** The concatenated `http` lists of the matching rules, in rule order. */
   http: unknown[];
   hits: InboundRuleEntry[];
@@ -34,7 +36,7 @@ function stack(plan: RulesPlan, client: ClientIdentity): StackedFaults {
     const owner = owners[element ?? 0];
     return owner ? { policy: owner.policy.name, rule: owner.rule } : undefined;
   };
-  return { http, hits, sourceOf };
+  return { http, faults: compileFaults(http), hits, sourceOf };
 }
 
 export interface LayeredLimit {
@@ -44,6 +46,8 @@ export interface LayeredLimit {
   hits: InboundRuleEntry[];
   /** Envoy route the client lands on: the base one, or the duplicated route of the most specific match. */
   route: string;
+  /** The conf compiled for the limit step, set on first use (this result is cached per client). */
+  limit?: LimitPlan;
 }
 
 /**
