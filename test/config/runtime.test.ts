@@ -1,7 +1,8 @@
-// runtime › the sidecar's shipped runtime settings are one setting: envoy/Dockerfile's meshext image sets them on a
-// glibc base (MALLOC_ARENA_MAX is glibc's), and `meshext inject` puts them and the measured resources on the
+// runtime › the sidecar's shipped runtime settings are one setting: Node accepts the NODE_OPTIONS, envoy/Dockerfile's
+// meshext image sets them on a glibc base (MALLOC_ARENA_MAX is glibc's), and `meshext inject` puts them and the measured resources on the
 // sidecar container.
 import test from "ava";
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,18 +18,21 @@ function meshextStage(): string {
   return dockerfile.slice(start + 1, dockerfile.indexOf("AS envoy"));
 }
 
-test("runtime › the shipped environment is MALLOC_ARENA_MAX=1 and ships no V8 flag", (t) => {
-  // given the one place the settings live; then it holds the measured glibc setting and nothing else
-  t.deepEqual(SIDECAR_ENV, { MALLOC_ARENA_MAX: "1" });
+test("runtime › Node accepts the shipped NODE_OPTIONS and applies the semi-space size", (t) => {
+  // given the shipped environment; when node reports its young generation; then it starts and the space is at most 3 semi-spaces
+  const r = spawnSync(process.execPath, ["-e", "console.log(require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size)"], { env: { ...process.env, ...SIDECAR_ENV }, encoding: "utf8" });
+  t.is(r.status, 0, r.stderr);
+  const semiMiB = Number(/--max-semi-space-size=(\d+)/.exec(SIDECAR_ENV.NODE_OPTIONS ?? "")?.[1]);
+  t.true(semiMiB > 0, "a semi-space size is shipped");
+  t.true(Number(r.stdout) <= 3 * semiMiB * 1024 * 1024, `new space ${r.stdout.trim()} bytes`);
 });
 
 test("runtime › envoy/Dockerfile's meshext stage sets every shipped variable, on a glibc base image", (t) => {
   // given the meshext stage of the Dockerfile; then each variable has its ENV line and the base is not musl (Alpine)
   const stage = meshextStage();
-  for (const [name, value] of Object.entries(SIDECAR_ENV)) t.true(stage.includes(`ENV ${name}=${value}`), `ENV ${name}=${value} in the meshext stage`);
+  for (const [name, value] of Object.entries(SIDECAR_ENV)) t.true(stage.includes(`ENV ${name}=${value.includes(" ") || value.startsWith("-") ? JSON.stringify(value) : value}`), `ENV ${name} in the meshext stage`);
   t.regex(stage, /^FROM node:\d+-slim AS meshext/);
   t.notRegex(stage, /alpine/i);
-  t.false(stage.includes("NODE_OPTIONS"), "no NODE_OPTIONS: no V8 flag is shipped");
 });
 
 test("runtime › meshext inject gives the sidecar container the environment and the measured resources", (t) => {
@@ -36,6 +40,5 @@ test("runtime › meshext inject gives the sidecar container the environment and
   const { sidecar } = renderSidecar(loadInjectSettings([], {}).settings);
   const env = sidecar.env as Array<{ name: string; value?: string }>;
   for (const [name, value] of Object.entries(SIDECAR_ENV)) t.is(env.find((e) => e.name === name)?.value, value, name);
-  t.is(env.find((e) => e.name === "NODE_OPTIONS"), undefined);
   t.deepEqual(sidecar.resources, SIDECAR_RESOURCES);
 });
