@@ -14,15 +14,11 @@ export interface FootprintOptions {
   sizes: number[];
   /** Policies of each size that select the bench sidecar. */
   selecting: number;
-  /**
-   * Wait after start ("in force" for a sidecar) before idle RSS is read, for the echo baseline and the sidecars
-   * alike: V8's memory reducer runs a compacting GC some seconds after allocation stops, and RSS is not idle RSS
-   * until then (measured: echo 57.5 → 53.4 MiB, sidecar 72 → 66 MiB between 2 s and 10 s after start).
-   */
+  /** Wait after start ("in force" for a sidecar) before idle RSS is read, echo and sidecars alike (see proc.ts IDLE_SETTLE_MS). */
   settleMs: number;
   soak: { requests: number; changeEvery: number; inFlight: number; policies: number };
-  /** The shipped runtime settings against the defaults (and a not-shipped V8 flag): interleaved h2load runs on a 10 000-policy sidecar. */
-  runtime: { inFlight: number; durationS: number; reps: number; settleMs: number };
+  /** The shipped runtime settings against the defaults and against shipped-without-the-young-generation-flag: interleaved h2load runs on a 10 000-policy sidecar. */
+  runtime: { inFlight: number; durationS: number; reps: number };
 }
 
 export interface FootprintResult {
@@ -77,7 +73,7 @@ export async function benchFootprint(o: FootprintOptions, progress: (msg: string
     }
   }
   const soak = await soakRun(o.soak, progress);
-  const runtime = await runtimeEffect(o.runtime, progress);
+  const runtime = await runtimeEffect(o.runtime, o.settleMs, progress);
   return {
     tables: [
       { header: ["sidecar runtime settings", "idle RSS MiB", "peak RSS MiB", "req/s", "server CPU µs/req", "p99 ms"], rows: runtime.table },
@@ -143,16 +139,16 @@ const WITHOUT_SEMI_SPACE = Object.fromEntries(Object.entries(SIDECAR_ENV).filter
  * Effect of the shipped runtime settings: the same sidecar (10 000 policies) as shipped, with Node's and glibc's
  * defaults, and without the young-generation flag, interleaved.
  */
-async function runtimeEffect(o: FootprintOptions["runtime"], progress: (msg: string) => void): Promise<{ table: string[][]; rows: BenchRow[] }> {
+async function runtimeEffect(o: FootprintOptions["runtime"], settleMs: number, progress: (msg: string) => void): Promise<{ table: string[][]; rows: BenchRow[] }> {
   const variants = [
-    { label: `${SHIPPED} (shipped)`, nodeOptions: [] as string[], env: SIDECAR_ENV },
-    { label: "Node and glibc defaults", nodeOptions: [] as string[], env: {} },
-    { label: "shipped without NODE_OPTIONS=--max-semi-space-size=4", nodeOptions: [] as string[], env: WITHOUT_SEMI_SPACE },
+    { label: `${SHIPPED} (shipped)`, env: SIDECAR_ENV },
+    { label: "Node and glibc defaults", env: {} },
+    { label: "shipped without NODE_OPTIONS=--max-semi-space-size=4", env: WITHOUT_SEMI_SPACE },
   ];
   const procs: ServerProc[] = [];
   try {
-    for (const v of variants) procs.push(await startSidecarProc({ policies: 10_000, nodeOptions: v.nodeOptions, env: v.env, maxStreamsPerConnection: 0 }));
-    await sleep(o.settleMs);
+    for (const v of variants) procs.push(await startSidecarProc({ policies: 10_000, env: v.env, maxStreamsPerConnection: 0 }));
+    await sleep(settleMs);
     const results = procs.map((p) => ({ idle: rssMiB(p.pid), peak: 0, rps: [] as number[], cpu: [] as number[], p99: [] as number[] }));
     for (let rep = 0; rep < o.reps; rep++) {
       for (const [i, p] of procs.entries()) {

@@ -32,13 +32,13 @@ export function cpuMicros(pid: number): number {
   }
 }
 
-/** Resident set size, MiB. */
 /**
  * How long a process sits unloaded before its RSS counts as idle: V8's memory reducer runs a compacting GC some
  * seconds after allocation stops (measured: echo 57.5 → 53.4 MiB, sidecar 72 → 66 MiB between 2 s and 10 s).
  */
 export const IDLE_SETTLE_MS = 15_000;
 
+/** Resident set size, MiB. */
 export function rssMiB(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));

@@ -36,8 +36,8 @@ const CLOSE = quick
   ? { requests: 1500, inFlight: 64, policies: 1000, quietMaxMs: 0, full: false }
   : { requests: 6000, inFlight: 64, policies: 1000, quietMaxMs: 3000, full: true };
 const FOOTPRINT = quick
-  ? { sizes: [1000, 10_000], selecting: 100, settleMs: 1000, soak: { requests: 100_000, changeEvery: 10_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 2, reps: 2, settleMs: 1000 } }
-  : { sizes: [1000, 10_000, 100_000], selecting: 100, settleMs: IDLE_SETTLE_MS, soak: { requests: 1_000_000, changeEvery: 100_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 5, reps: 3, settleMs: IDLE_SETTLE_MS } };
+  ? { sizes: [1000, 10_000], selecting: 100, settleMs: 1000, soak: { requests: 100_000, changeEvery: 10_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 2, reps: 2 } }
+  : { sizes: [1000, 10_000, 100_000], selecting: 100, settleMs: IDLE_SETTLE_MS, soak: { requests: 1_000_000, changeEvery: 100_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 5, reps: 3 } };
 const SWAP = quick ? { policies: 10_000, inFlight: 16, durationMs: 5000, swapAtMs: 2500, warmupMs: 1000 } : { policies: 10_000, inFlight: 16, durationMs: 20_000, swapAtMs: 10_000, warmupMs: 2000 };
 
 const CP_SCALE = { sidecars: [100, 1000], policies: 2000, durationS: quick ? 10 : 20, getsPerSecond: 20 };

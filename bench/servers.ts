@@ -40,8 +40,6 @@ export interface SidecarOptions {
   policies: number;
   /** How many of them select the bench sidecar. @default 1 in 100 */
   selecting?: number;
-  /** Node options of the sidecar process. @default none, as shipped */
-  nodeOptions?: readonly string[];
   /** Environment added to the sidecar process. @default the shipped one (extproc/config/runtime.ts), as users start it */
   env?: Readonly<Record<string, string>>;
   maxStreamsPerConnection?: number;
@@ -56,7 +54,7 @@ export async function startSidecarProc(opts: SidecarOptions): Promise<ServerProc
   const dir = mkdtempSync(join(tmpdir(), "meshext-bench-"));
   const policyDir = join(dir, "policies");
   writePolicyDir(policyDir, opts.policies, 0, opts.selecting);
-  const args = [...(opts.nodeOptions ?? []), join(DIST, "extproc", "cli.js"), "sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+  const args = [join(DIST, "extproc", "cli.js"), "sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
     "--policies", policyDir, "--dataplane-tags", "kuma.io/service=backend,version=v1", "--dataplane-name", "bench",
     "--log-level", opts.logLevel ?? "info", "--drain-min", "0", "--drain-time", "200", "--max-streams-per-connection", String(opts.maxStreamsPerConnection ?? 500), ...(opts.extraArgs ?? [])];
   const child = spawnPinned(SERVER_CPU, process.execPath, args, opts.env ?? SIDECAR_ENV);

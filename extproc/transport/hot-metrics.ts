@@ -4,6 +4,27 @@ import { Counter, type CounterConfiguration, type MetricObjectWithValues, type M
 
 type Labels<L extends string> = Partial<Record<L, string>>;
 
+/** Entries by label set, each made on first use (label names sorted for the key). */
+class ByLabels<L extends string, E> {
+  private readonly entries = new Map<string, E>();
+
+  constructor(private readonly make: (labels: Labels<L>) => E) {}
+
+  get(labels: Labels<L>): E {
+    const key = labelKey(labels);
+    let entry = this.entries.get(key);
+    if (entry === undefined) {
+      entry = this.make(labels);
+      this.entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  values(): IterableIterator<E> {
+    return this.entries.values();
+  }
+}
+
 /** One label set of a HotCounter: `count++` is the whole per-request cost. */
 export interface CountCell {
   count: number;
@@ -12,7 +33,7 @@ export interface CountCell {
 /** A prom-client Counter fed from cells; each scrape folds what the cells gained since the last one. */
 export class HotCounter<L extends string = string> {
   readonly metric: Counter<L>;
-  private readonly cells = new Map<string, { labels: Labels<L>; cell: CountCell; folded: number }>();
+  private readonly cells = new ByLabels<L, { labels: Labels<L>; cell: CountCell; folded: number }>((labels) => ({ labels, cell: { count: 0 }, folded: 0 }));
 
   constructor(config: Omit<CounterConfiguration<L>, "collect">) {
     const cells = this.cells;
@@ -30,13 +51,7 @@ export class HotCounter<L extends string = string> {
 
   /** The cell of one label set; resolve it once per label set, outside the per-request path where possible. */
   cell(labels: Labels<L> = {}): CountCell {
-    const key = labelKey(labels);
-    let entry = this.cells.get(key);
-    if (entry === undefined) {
-      entry = { labels, cell: { count: 0 }, folded: 0 };
-      this.cells.set(key, entry);
-    }
-    return entry.cell;
+    return this.cells.get(labels).cell;
   }
 }
 
@@ -85,23 +100,19 @@ export class HotHistogram<L extends string = string> {
   readonly type = "histogram" as const;
   readonly aggregator = "sum" as const;
   private readonly bounds: readonly number[];
-  private readonly cells = new Map<string, { labels: Labels<L>; cell: Cell }>();
+  private readonly cells: ByLabels<L, { labels: Labels<L>; cell: Cell }>;
 
   constructor(config: HotHistogramConfig<L>) {
     this.name = config.name;
     this.help = config.help;
-    this.bounds = [...config.buckets].sort((a, b) => a - b);
+    const bounds = [...config.buckets].sort((a, b) => a - b);
+    this.bounds = bounds;
+    this.cells = new ByLabels((labels) => ({ labels, cell: new Cell(bounds) }));
     for (const r of config.registers) r.registerMetric(this as never);
   }
 
   cell(labels: Labels<L> = {}): HistogramCell {
-    const key = labelKey(labels);
-    let entry = this.cells.get(key);
-    if (entry === undefined) {
-      entry = { labels, cell: new Cell(this.bounds) };
-      this.cells.set(key, entry);
-    }
-    return entry.cell;
+    return this.cells.get(labels).cell;
   }
 
   /** prom-client's metric shape: cumulative _bucket series with `le`, then _sum and _count, per label set. */
