@@ -95,7 +95,7 @@ export const MUTATIONS = [
   m("processor: request trailers always end the stream", "processor", "extproc/transport/processor.ts", "endStream: !this.needsResponsePhase() }", "endStream: true }"),
   m("processor: observability-mode messages answered", "processor", "extproc/transport/processor.ts", "if (msg.observabilityMode) return", "if (false) return"),
   m("processor: gRPC requests denied like HTTP ones", "processor", "extproc/transport/processor.ts", 'const isGrpc = (facts.headers.get("content-type") ?? "").startsWith("application/grpc");', "const isGrpc = false;"),
-  m("headers: raw_value ignored", "processor", "extproc/transport/headers.ts", 'return h.rawValue.length > 0 ? h.rawValue.toString("utf8") : h.value;', "return h.value;"),
+  m("headers: raw_value ignored", "processor", "extproc/transport/headers.ts", "if (n === 0) return h.value;", "return h.value;"),
   // drain controller
   m("drain: minimum drain time ignored", "drain", "extproc/drain/controller.ts", "if (now < minUntilMs) {", "if (false) {"),
   m("drain: deadline doubled", "drain", "extproc/drain/controller.ts", "this.deadlineMs = mode === \"drain\" ? this.sinceMs + this.opts.drainTimeMs :", "this.deadlineMs = mode === \"drain\" ? this.sinceMs + 2 * this.opts.drainTimeMs :"),

@@ -112,27 +112,40 @@ function fastXfccUris(header: string): string[] {
   return uris.filter(Boolean);
 }
 
-/** Remembers identities per raw input (peer SANs, XFCC, x-kuma-tags): the same client sends the same bytes. */
+/**
+ * Remembers identities per raw input (peer SANs, XFCC, x-kuma-tags, SNI): the same client sends the same bytes.
+ * Keyed by the XFCC value, then by the other inputs joined (the empty string when all are empty, as for most
+ * requests): no key is concatenated per request.
+ */
 export class IdentityCache {
-  private readonly entries = new Map<string, ClientIdentity>();
+  private readonly byXfcc = new Map<string, Map<string, ClientIdentity>>();
+  private size = 0;
 
   constructor(private readonly maxEntries = 4096) {}
 
   /** Forgets every identity (with what was worked out for it under the policy set that is being replaced). */
   clear(): void {
-    this.entries.clear();
+    this.byXfcc.clear();
+    this.size = 0;
   }
 
   get(input: IdentityInput, opts: IdentityOptions): ClientIdentity {
-    const key = `${input.peerUriSans.join("\u0000")}\u0001${input.headers.get("x-forwarded-client-cert") ?? ""}\u0001${opts.trustKumaTagsHeader ? (input.headers.get("x-kuma-tags") ?? "") : ""}\u0001${input.sni ?? ""}`;
-    let id = this.entries.get(key);
+    const xfcc = input.headers.get("x-forwarded-client-cert") ?? "";
+    const kumaTags = opts.trustKumaTagsHeader ? (input.headers.get("x-kuma-tags") ?? "") : "";
+    const sni = input.sni ?? "";
+    const rest = input.peerUriSans.length === 0 && kumaTags === "" && sni === "" ? "" : `${input.peerUriSans.join("\u0000")}\u0001${kumaTags}\u0001${sni}`;
+    let byRest = this.byXfcc.get(xfcc);
+    let id = byRest?.get(rest);
     if (!id) {
       // One object shape for every cached identity (the memo fields exist from the start), so the per-request
       // reads and the first writes of those fields stay monomorphic.
       const found = clientIdentity(input, opts);
       id = { ...found, key: tagSetKey(found.tags), ruleKey: undefined, steps: undefined };
-      if (this.entries.size >= this.maxEntries) this.entries.clear();
-      this.entries.set(key, id);
+      if (this.size >= this.maxEntries) this.clear();
+      byRest = this.byXfcc.get(xfcc);
+      if (!byRest) this.byXfcc.set(xfcc, (byRest = new Map()));
+      byRest.set(rest, id);
+      this.size++;
     }
     return id;
   }

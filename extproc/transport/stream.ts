@@ -107,8 +107,8 @@ class ProcessStream {
     const { metrics, log, decisionLog } = this.deps;
     const decision = step.decision!;
     const e = decision.explain;
-    metrics.decidedAs(`${e.kind} ${e.action} ${this.direction}`).count++;
-    if (e.policy !== undefined) metrics.decidedByPolicy(`${e.kind}\0${e.policy}\0${e.action}`).count++;
+    metrics.decidedAs(e.kind, e.action, this.direction).count++;
+    if (e.policy !== undefined) metrics.decidedByPolicy(e.kind, e.policy, e.action).count++;
     if (decisionLog && step.facts) decisionLog.record(step.facts, decision, performance.now() - startedMs);
     for (const d of decisionDrops(decision)) metrics.headerEditsDropped.labels({ phase: d.phase, reason: d.reason }).inc();
     if (log.isLevelEnabled("debug")) {

@@ -1,6 +1,6 @@
 // identity › client tags from peer certificate SANs, XFCC and (trusted) x-kuma-tags.
 import test from "ava";
-import { clientIdentity, parseKumaTagsHeader, tagSetToObject, xfccUris } from "../../extproc/policy/identity.js";
+import { clientIdentity, IdentityCache, parseKumaTagsHeader, tagSetToObject, xfccUris } from "../../extproc/policy/identity.js";
 
 const id = (headers: Record<string, string>, peerUriSans: string[] = [], trust = false) =>
   clientIdentity({ headers: new Map(Object.entries(headers)), peerUriSans }, { mesh: "default", trustKumaTagsHeader: trust });
@@ -28,4 +28,47 @@ test("identity › xfccUris takes the last element", (t) => {
 
 test("identity › parseKumaTagsHeader skips malformed blocks", (t) => {
   t.deepEqual(tagSetToObject(parseKumaTagsHeader("&=x&&k=&&ok=1&garbage")), { ok: ["1"] });
+});
+
+const input = (headers: Record<string, string>, peerUriSans: string[] = [], sni?: string) =>
+  ({ headers: new Map(Object.entries(headers)), peerUriSans, ...(sni ? { sni } : {}) });
+const XFCC = { "x-forwarded-client-cert": "URI=spiffe://default/web" };
+
+test("identity cache › given the same client bytes, when asked twice, then the same identity comes back", (t) => {
+  const cache = new IdentityCache();
+  const opts = { mesh: "default", trustKumaTagsHeader: false };
+  t.is(cache.get(input(XFCC), opts), cache.get(input({ ...XFCC }), opts));
+});
+
+test("identity cache › given inputs differing in one part each, then each gets its own identity", (t) => {
+  const cache = new IdentityCache();
+  const opts = { mesh: "default", trustKumaTagsHeader: true };
+  const seen = [
+    input(XFCC),
+    input({ "x-forwarded-client-cert": "URI=spiffe://default/api" }),
+    input(XFCC, ["spiffe://default/api"]),
+    input(XFCC, [], "backend.example"),
+    input({ ...XFCC, "x-kuma-tags": "&version=v2&" }),
+    input({}),
+  ].map((i) => cache.get(i, opts));
+  t.is(new Set(seen).size, seen.length);
+  t.deepEqual(tagSetToObject(seen[2]!.tags), { "kuma.io/service": ["api"] }); // the peer certificate, not the cached XFCC identity
+});
+
+test("identity cache › given untrusted x-kuma-tags, then the header does not split the cache", (t) => {
+  const cache = new IdentityCache();
+  const opts = { mesh: "default", trustKumaTagsHeader: false };
+  t.is(cache.get(input({ ...XFCC, "x-kuma-tags": "&version=v2&" }), opts), cache.get(input(XFCC), opts));
+});
+
+test("identity cache › given a full cache, when a new client comes, then it starts over and still answers right", (t) => {
+  const cache = new IdentityCache(2);
+  const opts = { mesh: "default", trustKumaTagsHeader: false };
+  const first = cache.get(input(XFCC), opts);
+  cache.get(input({ "x-forwarded-client-cert": "URI=spiffe://default/a" }), opts);
+  const third = cache.get(input({ "x-forwarded-client-cert": "URI=spiffe://default/b" }), opts);
+  t.deepEqual(tagSetToObject(third.tags), { "kuma.io/service": ["b"] });
+  t.not(cache.get(input(XFCC), opts), first); // forgotten with the rest, worked out again
+  cache.clear();
+  t.not(cache.get(input({ "x-forwarded-client-cert": "URI=spiffe://default/b" }), opts), third);
 });
