@@ -26,6 +26,16 @@ export interface FootprintResult {
   rows: BenchRow[];
 }
 
+/** Window over which an idle process's CPU is read (after the settle wait): long enough for 10 ms clock ticks to add up. */
+const IDLE_CPU_WINDOW_MS = 10_000;
+
+/** CPU an idle process uses, ms per second (= ‰ of one core), over IDLE_CPU_WINDOW_MS. */
+async function idleCpuMsPerS(pid: number): Promise<number> {
+  const window = new CpuWindow([pid]);
+  await sleep(IDLE_CPU_WINDOW_MS);
+  return window.end().micros[0]! / IDLE_CPU_WINDOW_MS;
+}
+
 const inForceLines = (s: ServerProc, total: number, after: number) => s.lines.filter((l) => l.line.msg === "policy set in force" && l.line.total === total && l.at >= after);
 
 /** Writes generation `generation` of an n-policy set into the sidecar's directory; ms until it is in force. */
@@ -46,9 +56,11 @@ export async function benchFootprint(o: FootprintOptions, progress: (msg: string
   const scale: string[][] = [];
   const echo = await startEcho();
   let echoIdle: number;
+  let echoIdleCpu: number;
   try {
     await sleep(o.settleMs);
     echoIdle = rssMiB(echo.pid);
+    echoIdleCpu = await idleCpuMsPerS(echo.pid);
   } finally {
     await echo.stop();
   }
@@ -58,6 +70,7 @@ export async function benchFootprint(o: FootprintOptions, progress: (msg: string
     try {
       await sleep(o.settleMs);
       const idle = rssMiB(s.pid);
+      const idleCpu = await idleCpuMsPerS(s.pid);
       const kept = Number(inForceLines(s, n, 0).at(-1)?.line.policies);
       const next = policyFiles(n, 1, o.selecting);
       let swapPeak = idle;
@@ -65,8 +78,9 @@ export async function benchFootprint(o: FootprintOptions, progress: (msg: string
       const swapMs = await swapSet(s, next, n).finally(() => clearInterval(poll));
       await sleep(o.settleMs);
       const afterSwap = rssMiB(s.pid);
-      scale.push([String(n), String(kept), fmt(idle), fmt(idle / echoIdle, 2), fmt(swapPeak), fmt(afterSwap), fmt(swapMs, 0)]);
+      scale.push([String(n), String(kept), fmt(idle), fmt(idle / echoIdle, 2), fmt(idleCpu, 2), fmt(swapPeak), fmt(afterSwap), fmt(swapMs, 0)]);
       rows.push({ name: `sidecar idle, ${n} mesh policies, ${kept} selecting (vs idle echo)`, value: idle, unit: "MiB RSS", baseline: echoIdle, ratio: idle / echoIdle, ...(n === 10_000 ? { goal: "ratio ≤ 1.2" } : {}) });
+      rows.push({ name: `sidecar idle CPU, ${n} mesh policies (vs idle echo)`, value: idleCpu, unit: "ms CPU/s", baseline: echoIdleCpu, ratio: echoIdleCpu > 0 ? idleCpu / echoIdleCpu : undefined });
       rows.push({ name: `policy set swap, ${n} mesh policies (write → in force, no load)`, value: swapMs, unit: "ms" });
     } finally {
       await s.stop();
@@ -77,7 +91,7 @@ export async function benchFootprint(o: FootprintOptions, progress: (msg: string
   return {
     tables: [
       { header: ["sidecar runtime settings", "idle RSS MiB", "peak RSS MiB", "req/s", "server CPU µs/req", "p99 ms"], rows: runtime.table },
-      { header: ["mesh policies", "kept (select this dataplane)", "idle RSS MiB", "÷ idle echo", "RSS peak during the swap MiB", "RSS after the swap MiB", "swap write → in force ms"], rows: scale },
+      { header: ["mesh policies", "kept (select this dataplane)", "idle RSS MiB", "÷ idle echo", "idle CPU ms/s (echo: " + fmt(echoIdleCpu, 2) + ")", "RSS peak during the swap MiB", "RSS after the swap MiB", "swap write → in force ms"], rows: scale },
       { header: ["after requests", "echo RSS MiB", "sidecar RSS MiB", "sidecar RSS peak in chunk MiB", "sidecar policy set"], rows: soak.table },
     ],
     rows: [...rows, ...soak.rows, ...runtime.rows],

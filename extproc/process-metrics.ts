@@ -5,9 +5,16 @@ import { collectDefaultMetrics, type Registry } from "prom-client";
 
 export const METRIC_PREFIX = "meshext_";
 
+/**
+ * How often the event-loop delay is sampled for meshext_nodejs_eventloop_lag_*. prom-client's default, 10 ms, is a
+ * timer waking the process 100 times a second: about 0.8 % of a core on an idle sidecar. Every 100 ms costs a tenth
+ * of that and still gives 150 samples between two 15 s scrapes.
+ */
+export const EVENT_LOOP_SAMPLE_MS = 100;
+
 const MISNAMED_GAUGES = ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"];
 
 export function collectProcessMetrics(registry: Registry, prefix = METRIC_PREFIX): void {
-  collectDefaultMetrics({ register: registry, prefix });
+  collectDefaultMetrics({ register: registry, prefix, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   for (const name of MISNAMED_GAUGES) registry.removeSingleMetric(prefix + name);
 }

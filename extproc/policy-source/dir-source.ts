@@ -1,9 +1,9 @@
 // Policies from a directory (--policies DIR): every *.yaml|*.yml|*.json, followed with fs.watch (debounced)
-// plus a periodic rescan as a fallback for filesystems where watch is unreliable. A file or policy that
+// plus a periodic rescan: every 5 s while the directory cannot be watched, every 60 s as a safety net while it can. A file or policy that
 // fails to parse or validate is skipped and logged; the last good version of a rejected policy stays.
 // With `selectFor`, only the policies that might select that dataplane are held: the rest leave just their key.
 // Loads of many changed bytes are parsed in a short-lived worker thread (parse-worker.ts).
-import { watch, type FSWatcher } from "node:fs";
+import { watch } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Dataplane } from "../policy/dataplane.js";
@@ -28,8 +28,15 @@ export interface DirSourceOptions {
   log?: SourceLog;
   /** Quiet time after a change event before rescanning. @default 150 */
   debounceMs?: number;
-  /** Periodic rescan (0 disables). @default 5000 */
+  /** Periodic rescan while the directory cannot be watched (0 disables). @default 5000 */
   rescanIntervalMs?: number;
+  /**
+   * Periodic rescan while fs.watch works: a safety net for changes it misses (0 disables). Each rescan stats every
+   * file, which at 10 000 files costs about 1 % of a core at the 5 s pace. @default 60000
+   */
+  watchedRescanIntervalMs?: number;
+  /** How the directory is watched (tests replace it). @default fs.watch */
+  watchDir?: (dir: string, onChange: () => void) => DirWatcher;
   /** Hold only validated policies that might select this dataplane (the others are dropped at load). @default hold all */
   selectFor?: () => Dataplane;
   /** Changed bytes from which a scan parses in a worker thread instead of the main thread (Infinity: never). @default 512 KiB */
@@ -45,12 +52,21 @@ export interface ScanReport {
   applied: boolean;
 }
 
+/** What DirPolicySource needs of an fs.watch watcher. */
+export interface DirWatcher {
+  on(event: "error", listener: (err: Error) => void): unknown;
+  close(): void;
+}
+
+export const RESCAN_INTERVAL_MS = 5000;
+export const WATCHED_RESCAN_INTERVAL_MS = 60_000;
+
 const POLICY_FILE = /\.(ya?ml|json)$/i;
 const WORKER_MIN_BYTES = 512 * 1024;
 
 export class DirPolicySource implements PolicySource {
   private files = new Map<string, FileState>();
-  private watcher: FSWatcher | undefined;
+  private watcher: DirWatcher | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
   private debounce: ReturnType<typeof setTimeout> | undefined;
   private lastApplied = "";
@@ -79,17 +95,27 @@ export class DirPolicySource implements PolicySource {
   async start(): Promise<void> {
     this.stopped = false;
     await this.scan();
+    const watchDir = this.opts.watchDir ?? ((dir: string, onChange: () => void) => watch(dir, onChange));
     try {
-      this.watcher = watch(this.opts.dir, () => this.schedule());
-      this.watcher.on("error", (err) => this.opts.log?.warn({ err, dir: this.opts.dir }, "policy dir watch failed; relying on periodic rescan"));
+      this.watcher = watchDir(this.opts.dir, () => this.schedule());
+      this.watcher.on("error", (err) => {
+        this.opts.log?.warn({ err, dir: this.opts.dir }, "policy dir watch failed; relying on periodic rescan");
+        this.watcher?.close();
+        this.watcher = undefined;
+        this.rescanEvery(this.opts.rescanIntervalMs ?? RESCAN_INTERVAL_MS);
+      });
     } catch (err) {
       this.opts.log?.warn({ err, dir: this.opts.dir }, "cannot watch policy dir; relying on periodic rescan");
     }
-    const every = this.opts.rescanIntervalMs ?? 5000;
-    if (every > 0) {
-      this.timer = setInterval(() => void this.scan(), every);
-      this.timer.unref();
-    }
+    this.rescanEvery(this.watcher ? (this.opts.watchedRescanIntervalMs ?? WATCHED_RESCAN_INTERVAL_MS) : (this.opts.rescanIntervalMs ?? RESCAN_INTERVAL_MS));
+  }
+
+  private rescanEvery(intervalMs: number): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (intervalMs <= 0 || this.stopped) return;
+    this.timer = setInterval(() => void this.scan(), intervalMs);
+    this.timer.unref();
   }
 
   async stop(): Promise<void> {

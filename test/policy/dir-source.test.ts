@@ -1,5 +1,6 @@
 // dir-source › loads a directory, skips rejected documents, keeps the last good version, follows changes.
 import test from "ava";
+import { EventEmitter } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -136,4 +137,70 @@ test("dir-source › a kind: Mesh document in the directory reaches apply as a r
   t.deepEqual(resources.services.map((s) => s.name), ["orders"]);
   await source.stop();
   rmSync(dir, { recursive: true, force: true });
+});
+
+/** A watcher that never reports a change (as fs.watch on a filesystem that misses events); `fail()` makes it error. */
+class SilentWatcher extends EventEmitter {
+  closed = false;
+  close(): void {
+    this.closed = true;
+  }
+  fail(): void {
+    this.emit("error", new Error("watch gone"));
+  }
+}
+
+async function appliedWithin(applied: Policy[][], want: string[], ms: number): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 10))) {
+    if (JSON.stringify(actions(applied.at(-1))) === JSON.stringify(want)) return true;
+  }
+  return false;
+}
+
+function rescanSetup(opts: { rescanIntervalMs: number; watchedRescanIntervalMs: number; watchDir: (dir: string, onChange: () => void) => SilentWatcher }) {
+  const dir = mkdtempSync(join(tmpdir(), "meshext-policies-"));
+  const applied: Policy[][] = [];
+  const warnings: object[] = [];
+  writeFileSync(join(dir, "a.yaml"), mtp("a", "Allow"));
+  const source = new DirPolicySource({ dir, apply: (p) => void applied.push(p), log: { info: () => {}, warn: (o: object) => void warnings.push(o), error: () => {} }, debounceMs: 20, ...opts });
+  return { dir, source, applied, warnings, done: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+test("dir-source › given a working watch that misses a change, then the safety rescan finds it at the slow pace, not the fast one", async (t) => {
+  const watcher = new SilentWatcher();
+  const s = rescanSetup({ rescanIntervalMs: 20, watchedRescanIntervalMs: 600, watchDir: () => watcher });
+  await s.source.start();
+  // when a is changed and the watch says nothing
+  writeFileSync(join(s.dir, "a.yaml"), mtp("a", "Deny"));
+  // then the 20 ms pace is not in use, and the 600 ms safety rescan picks the change up
+  t.false(await appliedWithin(s.applied, ["a:Deny"], 300));
+  t.true(await appliedWithin(s.applied, ["a:Deny"], 3000));
+  await s.source.stop();
+  t.true(watcher.closed);
+  s.done();
+});
+
+test("dir-source › given the watch fails, then it is closed, a warning is logged and rescans run at the fast pace", async (t) => {
+  const watcher = new SilentWatcher();
+  const s = rescanSetup({ rescanIntervalMs: 30, watchedRescanIntervalMs: 60_000, watchDir: () => watcher });
+  await s.source.start();
+  // when the watch errors and a then changes
+  watcher.fail();
+  writeFileSync(join(s.dir, "a.yaml"), mtp("a", "Deny"));
+  // then a 30 ms rescan finds it long before the 60 s safety rescan would
+  t.true(await appliedWithin(s.applied, ["a:Deny"], 2000));
+  t.true(watcher.closed);
+  t.true(s.warnings.some((w) => (w as { err?: Error }).err?.message === "watch gone"));
+  await s.source.stop();
+  s.done();
+});
+
+test("dir-source › given a directory that cannot be watched, then rescans run at the fast pace from the start", async (t) => {
+  const s = rescanSetup({ rescanIntervalMs: 30, watchedRescanIntervalMs: 60_000, watchDir: () => { throw new Error("ENOSPC: inotify watches exhausted"); } });
+  await s.source.start();
+  writeFileSync(join(s.dir, "a.yaml"), mtp("a", "Deny"));
+  t.true(await appliedWithin(s.applied, ["a:Deny"], 2000));
+  t.true(s.warnings.some((w) => (w as { err?: Error }).err?.message.includes("inotify") === true));
+  await s.source.stop();
+  s.done();
 });
