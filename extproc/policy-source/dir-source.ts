@@ -1,6 +1,7 @@
 // Policies from a directory (--policies DIR): every *.yaml|*.yml|*.json, followed with fs.watch (debounced)
-// plus a periodic rescan: every 5 s while the directory cannot be watched, every 60 s as a safety net while it can. A file or policy that
-// fails to parse or validate is skipped and logged; the last good version of a rejected policy stays.
+// plus a periodic rescan: every 5 s while the directory cannot be watched, every 60 s as a safety net while
+// it can. A file or policy that fails to parse or validate is skipped and logged; the last good version of a
+// rejected policy stays.
 // With `selectFor`, only the policies that might select that dataplane are held: the rest leave just their key.
 // Loads of many changed bytes are parsed in a short-lived worker thread (parse-worker.ts).
 import { watch } from "node:fs";
@@ -30,10 +31,7 @@ export interface DirSourceOptions {
   debounceMs?: number;
   /** Periodic rescan while the directory cannot be watched (0 disables). @default 5000 */
   rescanIntervalMs?: number;
-  /**
-   * Periodic rescan while fs.watch works: a safety net for changes it misses (0 disables). Each rescan stats every
-   * file, which at 10 000 files costs about 1 % of a core at the 5 s pace. @default 60000
-   */
+  /** Periodic rescan while fs.watch works: a safety net for changes it misses; each rescan stats every file (0 disables). @default 60000 */
   watchedRescanIntervalMs?: number;
   /** How the directory is watched (tests replace it). @default fs.watch */
   watchDir?: (dir: string, onChange: () => void) => DirWatcher;
