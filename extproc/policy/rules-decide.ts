@@ -10,11 +10,10 @@ import type { ConfSource, FaultPlan } from "./outcomes.js";
 import { ROUTE_SCOPE } from "./rate-limit.js";
 import type { RuleMatch } from "./types.js";
 
+/** The matching rules' `http` lists concatenated in rule order, compiled (`faults`), with each element's source. */
 export interface StackedFaults extends FaultPlan {
-  /** The concatenated `http` lists of the matching rules, in rule order. */
-  http: unknown[];
   hits: InboundRuleEntry[];
-  /** Source of element i of `http`. */
+  /** Source of element i of the concatenated list. */
   sourceOf: (element?: number) => ConfSource | undefined;
 }
 
@@ -36,7 +35,7 @@ function stack(plan: RulesPlan, client: ClientIdentity): StackedFaults {
     const owner = owners[element ?? 0];
     return owner ? { policy: owner.policy.name, rule: owner.rule } : undefined;
   };
-  return { http, faults: compileFaults(http), hits, sourceOf };
+  return { faults: compileFaults(http), hits, sourceOf };
 }
 
 export interface LayeredLimit {
