@@ -8,7 +8,7 @@ import { tagSetKey, type ClientIdentity } from "./identity.js";
 import type { KindTrace } from "./inbound.js";
 import { limitPlan, type LimitPlan } from "./limit-plan.js";
 import { decideMtp, type MtpEnv, type MtpOutcome } from "./mtp.js";
-import type { ConfSource, FaultPlan, Who } from "./outcomes.js";
+import { NO_FAULT_SAMPLED_OUTCOME, RATE_LIMITING_DISABLED_OUTCOME, type ConfSource, type FaultPlan, type Who } from "./outcomes.js";
 import { decidingRule, layerLimits, limitScope, stackFaults } from "./rules-decide.js";
 
 export interface ClientSteps {
@@ -71,13 +71,13 @@ export function faultStepOf(steps: ClientSteps, client: ClientIdentity): ClientS
   if (rules) {
     const stacked = stackFaults(rules, client);
     const faults = stacked.hits.length > 0 ? stacked : undefined;
-    return step(faults, byId(client), { kind: "MeshFaultInjection", matches: NO_MATCHES, rules, hits: stacked.hits }, faults ? NO_FAULT_SAMPLED : NO_RULE);
+    return step(faults, byId(client), { kind: "MeshFaultInjection", matches: NO_MATCHES, rules, hits: stacked.hits }, faults ? NO_FAULT_SAMPLED_OUTCOME : NO_RULE);
   }
   const mfi = plan.from.MeshFaultInjection;
   if (!mfi) return null;
   const matches = matchFrom(mfi, client.tags, steps.clientKey);
   const first = matches[0];
-  return step(first && (first.faultPlan ??= fromFaultPlan(first)), byTags(client, steps.clientKey), { kind: mfi.kind, plan: mfi, matches }, first ? NO_FAULT_SAMPLED : NO_RULE);
+  return step(first && (first.faultPlan ??= fromFaultPlan(first)), byTags(client, steps.clientKey), { kind: mfi.kind, plan: mfi, matches }, first ? NO_FAULT_SAMPLED_OUTCOME : NO_RULE);
 }
 
 /** The MeshRateLimit step (null when no MRL selects the inbound). */
@@ -98,10 +98,8 @@ export function limitStepOf(steps: ClientSteps, client: ClientIdentity): ClientS
   return step(limit, byTags(client, steps.clientKey), { kind: mrl.kind, plan: mrl, matches }, usualLimitOutcome(limit));
 }
 
-/** Trace outcomes that need no request to be known. */
+/** The trace outcome when no rule of the kind applies to the client. */
 const NO_RULE = "no rule for client";
-const NO_FAULT_SAMPLED = "no fault sampled";
-const RATE_LIMITING_DISABLED = "rate limiting disabled";
 
 /** The regions of a rules-path trace: none (frozen, so one array serves every request). */
 const NO_MATCHES: readonly FromMatch[] = Object.freeze([]);
@@ -114,7 +112,7 @@ function step<P>(plan: P | undefined, who: Who, trace: Omit<KindTrace, "outcome"
 
 function usualLimitOutcome(limit: LimitPlan | undefined): string {
   if (!limit) return NO_RULE;
-  return limit.enforced ? limit.enforced.within.outcome : RATE_LIMITING_DISABLED;
+  return limit.enforced ? limit.enforced.within.outcome : RATE_LIMITING_DISABLED_OUTCOME;
 }
 
 /** A region's fault list compiled, every element named after the item that last set `http`. */

@@ -42,7 +42,11 @@ export interface FaultPlan {
   sourceOf: (element?: number) => ConfSource | undefined;
 }
 
-const NO_FAULT_SAMPLED: Readonly<FaultResult> = Object.freeze({ delayMs: 0, outcome: "no fault sampled" });
+/** Trace outcomes a client step can know before any request (client-steps.ts shares them as its usual outcome). */
+export const NO_FAULT_SAMPLED_OUTCOME = "no fault sampled";
+export const RATE_LIMITING_DISABLED_OUTCOME = "rate limiting disabled";
+
+const NO_FAULT_SAMPLED: Readonly<FaultResult> = Object.freeze({ delayMs: 0, outcome: NO_FAULT_SAMPLED_OUTCOME });
 
 export function faultDecision(plan: FaultPlan, who: Who, ctx: EvalContext): Readonly<FaultResult> {
   const sampled = sampleFaults(plan.faults, ctx.random);
@@ -70,7 +74,7 @@ interface OnRateLimit {
   headers?: { set?: Array<{ name: string; value: string }>; add?: Array<{ name: string; value: string }> };
 }
 
-const RATE_LIMITING_DISABLED: Readonly<LimitResult> = Object.freeze({ outcome: "rate limiting disabled" });
+const RATE_LIMITING_DISABLED: Readonly<LimitResult> = Object.freeze({ outcome: RATE_LIMITING_DISABLED_OUTCOME });
 
 /** Takes a token from the plan's bucket; over the limit, the conf's onRateLimit reply (429 by default). */
 export function limitDecision(plan: LimitPlan, who: Who, ctx: EvalContext): Readonly<LimitResult> {
