@@ -10,6 +10,7 @@ import { silentLogger } from "../extproc/log.js";
 import { dataplaneFromTags } from "../extproc/policy/dataplane.js";
 import { PolicyEngine } from "../extproc/policy/engine.js";
 import { policySet } from "./policy.js";
+import { sleep } from "./proc.js";
 import type { BenchRow } from "./report.js";
 import { median } from "./stats.js";
 
@@ -47,7 +48,7 @@ export async function benchDecisionLogInProcess(opts: { quick: boolean; policies
     for (let r = 0; r < rounds; r++) {
       for (const v of variants) {
         v.samples.push(run(v));
-        await new Promise((resolve) => setTimeout(resolve, 20)); // let the writer drain between rounds
+        await sleep(20); // let the writer drain between rounds
       }
     }
     for (const v of variants) await v.recorder?.close();

@@ -4,7 +4,7 @@
 import { type H2loadResult, runH2load } from "./h2load.js";
 import { runLoadProc } from "./load-proc.js";
 import { waitQuiet } from "./machine.js";
-import { CpuWindow, rssMiB } from "./proc.js";
+import { CpuWindow, rssMiB, sleep } from "./proc.js";
 import { type BenchRow, fmt } from "./report.js";
 import { type ServerProc, startEcho, startSidecarProc } from "./servers.js";
 import { median, ratio, summarize } from "./stats.js";
@@ -81,7 +81,7 @@ export async function benchThroughput(o: ThroughputOptions, progress: (msg: stri
     // h2load does not reconnect after a GOAWAY, and its END_STREAM close never trips the rapid-reset
     // limit, so these sidecars run without connection rotation (measured in the close-pattern bench).
     for (const n of o.policies) servers.push({ s: await startSidecarProc({ policies: n, maxStreamsPerConnection: 0 }), policies: n });
-    await new Promise((r) => setTimeout(r, o.idleSettleMs));
+    await sleep(o.idleSettleMs);
     for (const { s } of servers) idleRssMiB[s.label] = rssMiB(s.pid);
     const runs = new Map<string, Array<Omit<Cell, "server" | "policies" | "inFlight">>>();
     for (const inFlight of o.inFlight) {
