@@ -27,6 +27,7 @@ export const TEST_GROUPS = {
   config: ["test/config/flags.test.ts", "test/config/security-defaults.test.ts"],
   processor: ["test/transport/processor.test.ts", "test/transport/protocol.test.ts", "test/transport/mutation-rules.test.ts", "test/transport/headers.test.ts"],
   source: ["test/policy/dir-source.test.ts"],
+  transport: ["test/transport/grpc-wire.test.ts", "test/transport/grpc-server.test.ts", "test/transport/cancel.test.ts"],
   drain: ["test/drain/controller.test.ts"],
   atomic: ["test/control-plane/atomic-file.test.ts", "test/control-plane/kill9.test.ts", "test/control-plane/api.test.ts"],
   inject: ["test/inject/patch.test.ts", "test/inject/container-patch.test.ts", "test/inject/fail-closed.test.ts", "test/inject/idempotence.test.ts", "test/inject/workloads.test.ts"],
@@ -99,6 +100,12 @@ export const MUTATIONS = [
   m("headers: repeated cookies joined with a comma", "processor", "extproc/transport/headers.ts", 'return previous + (key === "cookie" ? "; " : ",") + value;', 'return previous + "," + value;'),
   m("identity cache: peer certificate left out of the key", "policy", "extproc/policy/identity.ts", 'input.peerUriSans.length === 0 && kumaTags === "" && sni === ""', 'kumaTags === "" && sni === ""'),
   m("policy dir: safety rescan at the fast pace while watched", "source", "extproc/policy-source/dir-source.ts", "this.watcher ? (this.opts.watchedRescanIntervalMs ?? WATCHED_RESCAN_INTERVAL_MS) :", "false ? 0 :"),
+  // gRPC transport
+  m("grpc: compressed messages read as plain", "transport", "extproc/transport/grpc-wire.ts", "if (compressed !== 0)", "if (false)"),
+  m("grpc: no receive limit", "transport", "extproc/transport/grpc-wire.ts", "if (length > this.maxMessageBytes)", "if (false)"),
+  m("grpc: a truncated last message ignored", "transport", "extproc/transport/grpc-server.ts", "if (this.reader.bufferedBytes > 0)", "if (false)"),
+  m("grpc: half-close decided before a reset shows", "transport", "extproc/transport/grpc-server.ts", "if (!this.finished) setImmediate(halfCloseLater, this);", "if (!this.finished) this.halfClose();"),
+  m("grpc: a live Unix socket taken over", "transport", "extproc/transport/grpc-server.ts", "(await staleSocket(target.path))", "existsSync(target.path)"),
   m("headers: raw_value ignored", "processor", "extproc/transport/headers.ts", "if (n === 0) return h.value;", "return h.value;"),
   // drain controller
   m("drain: minimum drain time ignored", "drain", "extproc/drain/controller.ts", "if (now < minUntilMs) {", "if (false) {"),

@@ -1,14 +1,51 @@
 // grpc.health.v1.Health for "" and the ExternalProcessor service: Check, Watch (streams every
 // change) and List. setServing() flips both names; the drain controller calls it.
-import { status as GrpcStatus, type ServerUnaryCall, type ServerWritableStream, type sendUnaryData, type UntypedServiceImplementation } from "@grpc/grpc-js";
-import { HealthCheckResponse_ServingStatus as Serving, type HealthCheckRequest, type HealthCheckResponse, type HealthListRequest, type HealthListResponse } from "../gen/health/v1/health.js";
+import {
+  HealthCheckRequest, HealthCheckResponse, HealthCheckResponse_ServingStatus as Serving, HealthListRequest, HealthListResponse,
+} from "../gen/health/v1/health.js";
+import type { CallHandler, Method, ServerCall } from "./grpc-server.js";
+import { GrpcError, GrpcStatus } from "./grpc-wire.js";
 
 export const EXT_PROC_SERVICE_NAME = "envoy.service.ext_proc.v3.ExternalProcessor";
 export const HEALTH_SERVICE_NAMES = ["", EXT_PROC_SERVICE_NAME] as const;
+const HEALTH_PATH = "/grpc.health.v1.Health";
+
+const checkCodec = { decode: (b: Uint8Array) => HealthCheckRequest.decode(b), encode: (m: HealthCheckResponse) => HealthCheckResponse.encode(m).finish() };
+
+/**
+ * A unary method: answers the one request message once the client half-closes, as gRPC requires
+ * (a second message, or none, fails the call). `answer` throws a GrpcError to fail the call.
+ */
+function unary<Req, Res>(path: string, codec: { decode(b: Uint8Array): Req; encode(m: Res): Uint8Array }, answer: (request: Req) => Res): Method<Req, Res> {
+  return {
+    path, ...codec,
+    open(call: ServerCall<Res>): CallHandler<Req> {
+      let request: Req | undefined;
+      return {
+        onMessage(message) {
+          if (request !== undefined) return call.fail(GrpcStatus.UNIMPLEMENTED, "a unary call takes one request message");
+          request = message;
+        },
+        onHalfClose() {
+          if (request === undefined) return call.fail(GrpcStatus.UNIMPLEMENTED, "a unary call needs a request message");
+          try {
+            call.write(answer(request));
+            call.end();
+          } catch (error) {
+            if (!(error instanceof GrpcError)) throw error;
+            call.fail(error.code, error.details);
+          }
+        },
+        onReadError: (error) => call.fail(error.code, error.details),
+        onCancel() {},
+      };
+    },
+  };
+}
 
 export class HealthService {
   private serving = false;
-  private readonly watchers = new Set<{ service: string; call: ServerWritableStream<HealthCheckRequest, HealthCheckResponse> }>();
+  private readonly watchers = new Set<{ service: string; call: ServerCall<HealthCheckResponse> }>();
 
   /** SERVING (true) or NOT_SERVING (false) for every name we answer for; watchers are told. */
   setServing(serving: boolean): void {
@@ -32,28 +69,42 @@ export class HealthService {
     this.watchers.clear();
   }
 
-  implementation(): UntypedServiceImplementation {
-    return {
-      check: (call: ServerUnaryCall<HealthCheckRequest, HealthCheckResponse>, callback: sendUnaryData<HealthCheckResponse>) => {
-        const status = this.statusOf(call.request.service);
-        if (status === Serving.SERVICE_UNKNOWN) {
-          return callback({ code: GrpcStatus.NOT_FOUND, details: `unknown service ${JSON.stringify(call.request.service)}` });
-        }
-        return callback(null, { status });
-      },
-      watch: (call: ServerWritableStream<HealthCheckRequest, HealthCheckResponse>) => {
-        const watcher = { service: call.request.service, call };
-        this.watchers.add(watcher);
-        call.write({ status: this.statusOf(watcher.service) });
-        const drop = () => this.watchers.delete(watcher);
-        call.on("cancelled", drop);
-        call.on("close", drop);
-      },
-      list: (_call: ServerUnaryCall<HealthListRequest, HealthListResponse>, callback: sendUnaryData<HealthListResponse>) => {
-        const statuses: Record<string, HealthCheckResponse> = {};
-        for (const name of HEALTH_SERVICE_NAMES) statuses[name] = { status: this.statusOf(name) };
-        return callback(null, { statuses });
+  /** Check, Watch and List, for the gRPC server. */
+  methods(): Array<Method<unknown, unknown>> {
+    const check = unary(`${HEALTH_PATH}/Check`, checkCodec, (request) => {
+      const status = this.statusOf(request.service);
+      if (status === Serving.SERVICE_UNKNOWN) throw new GrpcError(GrpcStatus.NOT_FOUND, `unknown service ${JSON.stringify(request.service)}`);
+      return { status };
+    });
+    const list = unary(`${HEALTH_PATH}/List`, {
+      decode: (b: Uint8Array) => HealthListRequest.decode(b),
+      encode: (m: HealthListResponse) => HealthListResponse.encode(m).finish(),
+    }, () => {
+      const statuses: Record<string, HealthCheckResponse> = {};
+      for (const name of HEALTH_SERVICE_NAMES) statuses[name] = { status: this.statusOf(name) };
+      return { statuses };
+    });
+    const watch: Method<HealthCheckRequest, HealthCheckResponse> = {
+      path: `${HEALTH_PATH}/Watch`, ...checkCodec,
+      open: (call) => {
+        let watcher: { service: string; call: ServerCall<HealthCheckResponse> } | undefined;
+        const drop = () => watcher && this.watchers.delete(watcher);
+        return {
+          onMessage: (request) => {
+            if (watcher) return;
+            watcher = { service: request.service, call };
+            this.watchers.add(watcher);
+            call.write({ status: this.statusOf(watcher.service) });
+          },
+          onHalfClose() {}, // a watch lasts until the client cancels or we shut down
+          onReadError: (error) => {
+            drop();
+            call.fail(error.code, error.details);
+          },
+          onCancel: drop,
+        };
       },
     };
+    return [check, watch, list] as Array<Method<unknown, unknown>>;
   }
 }

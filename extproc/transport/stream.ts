@@ -1,12 +1,13 @@
 // The ExternalProcessor/Process handler: one RequestProcessor per gRPC stream; performs its
 // Steps (replies, delays, OK close), ends the call on Envoy's half-close, and counts a cancel (reset)
 // as cancelled, not ended. A bad message fails only its own stream with INVALID_ARGUMENT.
-import { status as GrpcStatus, type ServerDuplexStream } from "@grpc/grpc-js";
 import type { Decider, Direction } from "../decision.js";
 import type { DecisionRecorder } from "../decision-log/recorder.js";
-import type { ProcessingRequest, ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
+import { ProcessingRequest, ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
 import type { Logger } from "../log.js";
 import { decisionDrops } from "../envoy-mutation-rules.js";
+import type { CallHandler, Method, ServerCall } from "./grpc-server.js";
+import { type GrpcError, GrpcStatus, type GrpcStatusCode } from "./grpc-wire.js";
 import type { TransportMetrics } from "./metrics.js";
 import { RequestProcessor, snake, type ProcessorSettings, type Step } from "./processor.js";
 
@@ -24,9 +25,8 @@ export interface StreamDeps {
 
 let nextStreamId = 1;
 
-function directionOf(call: ServerDuplexStream<ProcessingRequest, ProcessingResponse>): Direction {
-  const value = call.metadata.get(DIRECTION_METADATA_KEY)[0];
-  return String(value ?? "").toLowerCase() === "outbound" ? "outbound" : "inbound";
+function directionOf(call: Call): Direction {
+  return call.metadata(DIRECTION_METADATA_KEY)?.toLowerCase() === "outbound" ? "outbound" : "inbound";
 }
 
 function replyKind(reply: ProcessingResponse): string {
@@ -34,18 +34,26 @@ function replyKind(reply: ProcessingResponse): string {
   return reply.overrideMessageTimeout ? "override_message_timeout" : "empty";
 }
 
-type Call = ServerDuplexStream<ProcessingRequest, ProcessingResponse>;
+type Call = ServerCall<ProcessingResponse>;
 type ReplyStep = Extract<Step, { type: "reply" }>;
 
-export function handleProcessStream(deps: StreamDeps, call: Call): void {
-  new ProcessStream(deps, call);
+export const PROCESS_PATH = "/envoy.service.ext_proc.v3.ExternalProcessor/Process";
+
+/** ExternalProcessor/Process for the gRPC server. */
+export function processMethod(deps: StreamDeps): Method<ProcessingRequest, ProcessingResponse> {
+  return {
+    path: PROCESS_PATH,
+    decode: (bytes) => ProcessingRequest.decode(bytes),
+    encode: (reply) => ProcessingResponse.encode(reply).finish(),
+    open: (call) => new ProcessStream(deps, call),
+  };
 }
 
 /**
- * One stream's state. A class with prototype methods, so a stream costs one object, its processor and its four
- * listeners: at thousands of streams a second, per-stream closures and sets show up in GC time.
+ * One stream's state. A class with prototype methods, so a stream costs one object and its processor:
+ * at thousands of streams a second, per-stream closures and sets show up in GC time.
  */
-class ProcessStream {
+class ProcessStream implements CallHandler<ProcessingRequest> {
   private readonly streamId = nextStreamId++;
   private readonly direction: Direction;
   private readonly processor: RequestProcessor;
@@ -63,13 +71,9 @@ class ProcessStream {
     this.direction = directionOf(call);
     this.processor = new RequestProcessor(deps.decider(), this.direction, deps.settings);
     deps.metrics.streamsOpened.count++;
-    call.on("data", (msg: ProcessingRequest) => this.onMessage(msg));
-    call.on("end", () => this.onHalfClose());
-    call.on("cancelled", () => this.finish("cancelled"));
-    call.on("error", (err: Error & { code?: number }) => this.onError(err));
   }
 
-  private onMessage(msg: ProcessingRequest): void {
+  onMessage(msg: ProcessingRequest): void {
     if (this.done) return;
     const { metrics, log } = this.deps;
     const phase = msg.request?.$case;
@@ -148,29 +152,23 @@ class ProcessStream {
     this.call.write(reply);
   }
 
-  private onHalfClose(): void {
-    // Envoy half-closed: nothing more will come. End with OK once held replies are out. A cancel
-    // (RST_STREAM) also ends the readable side, and grpc-js reports it a moment later: look once
-    // the events of this turn are out, so a reset stream is counted as cancelled, not as ended.
+  onHalfClose(): void {
+    // Envoy half-closed: nothing more will come. End with OK once held replies are out.
     this.halfClosed = true;
-    if (this.done) return;
-    setImmediate(() => {
-      if (this.call.cancelled) this.finish("cancelled");
-      else if (this.pending === 0) this.finish("ok");
-    });
+    if (!this.done && this.pending === 0) this.finish("ok");
   }
 
-  private onError(err: Error & { code?: number }): void {
-    if (this.done) return;
-    if (err.code === GrpcStatus.CANCELLED) this.finish("cancelled");
-    else {
-      this.deps.log.warn({ streamId: this.streamId, err: err.message }, "ext_proc stream error");
-      this.done = true;
-      this.deps.metrics.streamsFailed.inc({ reason: "transport" });
-    }
+  onCancel(): void {
+    this.finish("cancelled");
   }
 
-  private finish(how: "ok" | "cancelled" | "failed", code?: GrpcStatus, details?: string): void {
+  /** The transport could not read a message (bad framing, undecodable bytes, too large). */
+  onReadError(error: GrpcError): void {
+    this.deps.log.warn({ streamId: this.streamId, code: error.code, reason: error.details }, "unreadable ext_proc message");
+    this.finish("failed", error.code, error.details);
+  }
+
+  private finish(how: "ok" | "cancelled" | "failed", code?: GrpcStatusCode, details?: string): void {
     if (this.done) return;
     this.done = true;
     if (this.timers) {
@@ -184,8 +182,15 @@ class ProcessStream {
     } else if (how === "cancelled") {
       metrics.streamsCancelled.count++;
     } else {
-      metrics.streamsFailed.inc({ reason: code === GrpcStatus.INVALID_ARGUMENT ? "invalid_argument" : "internal" });
-      this.call.emit("error", { code, details });
+      metrics.streamsFailed.inc({ reason: failureReason(code) });
+      this.call.fail(code ?? GrpcStatus.INTERNAL, details ?? "");
     }
   }
+}
+
+/** The streams_failed reason label of a status we end a stream with. */
+function failureReason(code: GrpcStatusCode | undefined): string {
+  if (code === GrpcStatus.INVALID_ARGUMENT) return "invalid_argument";
+  if (code === GrpcStatus.RESOURCE_EXHAUSTED) return "resource_exhausted";
+  return "internal";
 }

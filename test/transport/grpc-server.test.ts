@@ -1,0 +1,198 @@
+// grpc server › the sidecar's gRPC server seen from a raw node:http2 client (no gRPC library): routing,
+// refusals with the status a gRPC client expects, unreadable messages, split frames, Unix sockets, shutdown.
+import test from "ava";
+import { connect, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
+import { createServer as createNetServer } from "node:net";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ProcessingRequest, ProcessingResponse } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
+import { GrpcServer, type Method } from "../../extproc/transport/grpc-server.js";
+import { decodeGrpcMessage, frameMessage, GrpcStatus, MessageReader } from "../../extproc/transport/grpc-wire.js";
+import { PROCESS_PATH } from "../../extproc/transport/stream.js";
+import { startTestSidecar } from "../helpers/sidecar-harness.js";
+
+interface Exchange {
+  headers: IncomingHttpHeaders;
+  trailers: IncomingHttpHeaders;
+  messages: Buffer[];
+  /** grpc-status from the trailers, or from the headers of a Trailers-Only response. */
+  status?: number;
+  details?: string;
+}
+
+/** One request on `session`: `chunks` written as separate DATA writes, then END_STREAM. */
+function exchange(session: ClientHttp2Session, chunks: Buffer[], headers: OutgoingHttpHeaders = {}): Promise<Exchange> {
+  const req = session.request({ ":method": "POST", ":path": PROCESS_PATH, "content-type": "application/grpc", te: "trailers", ...headers });
+  const reader = new MessageReader(1 << 24);
+  const result: Exchange = { headers: {}, trailers: {}, messages: [] };
+  req.on("response", (h) => (result.headers = h));
+  req.on("trailers", (h) => (result.trailers = h));
+  req.on("data", (chunk: Buffer) => result.messages.push(...reader.push(chunk)));
+  for (const chunk of chunks) req.write(chunk);
+  req.end();
+  return new Promise((resolve, reject) => {
+    req.on("error", reject);
+    req.on("close", () => {
+      const source = result.trailers["grpc-status"] !== undefined ? result.trailers : result.headers;
+      if (source["grpc-status"] !== undefined) result.status = Number(source["grpc-status"]);
+      if (source["grpc-message"] !== undefined) result.details = decodeGrpcMessage(String(source["grpc-message"]));
+      resolve(result);
+    });
+  });
+}
+
+const requestHeaders = (path: string) => Buffer.from(ProcessingRequest.encode({
+  request: { $case: "requestHeaders", requestHeaders: { headers: { headers: [{ key: ":path", value: "", rawValue: Buffer.from(path) }, { key: ":authority", value: "", rawValue: Buffer.from("svc") }] }, attributes: {}, endOfStream: true } },
+  attributes: {}, observabilityMode: false,
+} as ProcessingRequest).finish());
+
+function counter(text: string, name: string, labels = ""): number {
+  const line = text.split("\n").find((l) => l.startsWith(`${name}${labels} `));
+  return line ? Number(line.split(" ").pop()) : 0;
+}
+
+async function sidecarSession(t: { teardown(fn: () => unknown): void }) {
+  const h = await startTestSidecar();
+  const session = connect(`http://${h.grpcAddress}`);
+  t.teardown(async () => {
+    session.close();
+    await h.stop();
+  });
+  return { h, session };
+}
+
+test("grpc server › given one request_headers message, then one reply, grpc-status 0 in trailers, content-type application/grpc", async (t) => {
+  const { session } = await sidecarSession(t);
+  const r = await exchange(session, [frameMessage(requestHeaders("/"))]);
+  t.is(Number(r.headers[":status"]), 200);
+  t.is(r.headers["content-type"], "application/grpc");
+  t.is(r.messages.length, 1);
+  t.is(ProcessingResponse.decode(r.messages[0]!).response?.$case, "requestHeaders");
+  t.is(r.status, GrpcStatus.OK);
+});
+
+test("grpc server › given a message split into one-byte DATA writes, then it is read whole and answered", async (t) => {
+  const { session } = await sidecarSession(t);
+  const frame = frameMessage(requestHeaders("/split"));
+  const r = await exchange(session, [...frame].map((b) => Buffer.from([b])));
+  t.is(r.messages.length, 1);
+  t.is(r.status, GrpcStatus.OK);
+});
+
+test("grpc server › given bytes that are not a ProcessingRequest, then INVALID_ARGUMENT for that stream only, counted, and the next stream is served", async (t) => {
+  const { h, session } = await sidecarSession(t);
+  // when a frame carries a truncated varint field (tag 0x12 = field 2, length 0x7f, no bytes)
+  const bad = await exchange(session, [frameMessage(Buffer.from([0x12, 0x7f]))]);
+  t.is(bad.status, GrpcStatus.INVALID_ARGUMENT);
+  t.regex(bad.details ?? "", /cannot decode the request message/);
+  t.is(bad.messages.length, 0);
+  // then the same connection keeps serving
+  const good = await exchange(session, [frameMessage(requestHeaders("/"))]);
+  t.is(good.status, GrpcStatus.OK);
+  const text = await (await fetch(`${h.adminUrl}/metrics`)).text();
+  t.is(counter(text, "meshext_extproc_streams_failed_total", '{reason="invalid_argument"}'), 1);
+});
+
+test("grpc server › given a request that ends inside a message, then INTERNAL naming the truncation", async (t) => {
+  const { session } = await sidecarSession(t);
+  const r = await exchange(session, [frameMessage(requestHeaders("/")).subarray(0, 9)]);
+  t.is(r.status, GrpcStatus.INTERNAL);
+  t.regex(r.details ?? "", /ended inside a message/);
+});
+
+test("grpc server › given a compressed message or a grpc-encoding, then the call fails and nothing is decoded", async (t) => {
+  const { session } = await sidecarSession(t);
+  const frame = frameMessage(requestHeaders("/"));
+  frame[0] = 1;
+  t.is((await exchange(session, [frame])).status, GrpcStatus.INTERNAL);
+  const gzip = await exchange(session, [frameMessage(requestHeaders("/"))], { "grpc-encoding": "gzip" });
+  t.is(gzip.status, GrpcStatus.UNIMPLEMENTED);
+  t.is(gzip.messages.length, 0);
+});
+
+test("grpc server › given an unknown method, a GET or a non-gRPC content-type, then UNIMPLEMENTED, 405 and 415", async (t) => {
+  const { session } = await sidecarSession(t);
+  const unknown = await exchange(session, [], { ":path": "/envoy.service.ext_proc.v3.ExternalProcessor/Nope" });
+  t.is(Number(unknown.headers[":status"]), 200, "Trailers-Only: a gRPC status, not an HTTP error");
+  t.is(unknown.status, GrpcStatus.UNIMPLEMENTED);
+  t.regex(unknown.details ?? "", /unknown method/);
+  const get = await new Promise<IncomingHttpHeaders>((resolve) => session.request({ ":method": "GET", ":path": PROCESS_PATH }).on("response", resolve).resume());
+  t.is(Number(get[":status"]), 405);
+  t.is(Number((await exchange(session, [], { "content-type": "application/json" })).headers[":status"]), 415);
+});
+
+test("grpc server › given a message above the receive limit, then RESOURCE_EXHAUSTED and the handler never sees it", async (t) => {
+  // given a bare server with a 16-byte limit and a method that counts what reaches it
+  let seen = 0;
+  const echo: Method<Buffer, Buffer> = {
+    path: "/test.Echo/Echo", decode: (b) => Buffer.from(b), encode: (m) => m,
+    open: (call) => ({ onMessage: (m) => (seen++, call.write(m)), onHalfClose: () => call.end(), onReadError: (e) => call.fail(e.code, e.details), onCancel() {} }),
+  };
+  const server = new GrpcServer({ maxReceiveMessageBytes: 16, maxSessionMemoryMiB: 8, maxStreamsPerConnection: 0, onRotate() {} });
+  server.add(echo);
+  const address = await server.bind("127.0.0.1:0");
+  const session = connect(`http://${address}`);
+  t.teardown(async () => {
+    session.close();
+    await server.shutdown(100);
+  });
+  const small = await exchange(session, [frameMessage(Buffer.from("ok"))], { ":path": "/test.Echo/Echo" });
+  t.deepEqual(small.messages.map(String), ["ok"]);
+  const big = await exchange(session, [frameMessage(Buffer.alloc(17))], { ":path": "/test.Echo/Echo" });
+  t.is(big.status, GrpcStatus.RESOURCE_EXHAUSTED);
+  t.is(seen, 1);
+});
+
+test("grpc server › given a Unix socket path left by a dead process, then bind takes it over; one in use is refused", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "meshext-grpc-"));
+  const server = new GrpcServer({ maxReceiveMessageBytes: 1024, maxSessionMemoryMiB: 8, maxStreamsPerConnection: 0, onRotate() {} });
+  t.teardown(() => server.shutdown(100));
+  // given a socket file nobody listens on: what a listener killed with SIGKILL leaves behind
+  const stale = join(dir, "stale.sock");
+  const dead = spawn(process.execPath, ["-e", `require("net").createServer().listen(${JSON.stringify(stale)}, () => console.log("up"))`]);
+  await new Promise((r) => dead.stdout.once("data", r));
+  dead.kill("SIGKILL");
+  await new Promise((r) => dead.once("exit", r));
+  t.true(existsSync(stale));
+  t.is(await server.bind(`unix:${stale}`), `unix:${stale}`);
+  // given a socket somebody accepts on, then bind fails instead of stealing it
+  const live = join(dir, "live.sock");
+  const other = createNetServer();
+  await new Promise<void>((r) => other.listen(live, r));
+  t.teardown(() => other.close());
+  await t.throwsAsync(server.bind(`unix:${live}`), { code: "EADDRINUSE" });
+  // given a path that is a regular file, then bind fails and the file is kept
+  const file = join(dir, "file");
+  writeFileSync(file, "data");
+  await t.throwsAsync(server.bind(`unix:${file}`), { code: "EADDRINUSE" });
+});
+
+test("grpc server › given a call in flight, when shut down with grace, then it finishes with OK; past the grace it is cut", async (t) => {
+  // given a method that answers only when told to
+  const release: Array<() => void> = [];
+  const held: Method<Buffer, Buffer> = {
+    path: "/test.Held/Held", decode: (b) => Buffer.from(b), encode: (m) => m,
+    open: (call) => ({ onMessage: (m) => release.push(() => (call.write(m), call.end())), onHalfClose() {}, onReadError() {}, onCancel() {} }),
+  };
+  const server = new GrpcServer({ maxReceiveMessageBytes: 1024, maxSessionMemoryMiB: 8, maxStreamsPerConnection: 0, onRotate() {} });
+  server.add(held);
+  const address = await server.bind("127.0.0.1:0");
+  const session = connect(`http://${address}`);
+  session.on("error", () => {});
+  const graceful = exchange(session, [frameMessage(Buffer.from("a"))], { ":path": "/test.Held/Held" });
+  const cut = exchange(session, [frameMessage(Buffer.from("b"))], { ":path": "/test.Held/Held" });
+  cut.catch(() => {});
+  while (release.length < 2) await new Promise((r) => setTimeout(r, 10));
+  // when shutdown starts and the first call is answered within the grace
+  const stopped = server.shutdown(300);
+  release[0]!();
+  t.is((await graceful).status, GrpcStatus.OK);
+  // then the second, never answered, is cut when the grace ends
+  const started = Date.now();
+  await stopped;
+  t.true(Date.now() - started < 1000);
+  const outcome = await cut.then((r) => r.status, () => "reset");
+  t.not(outcome, GrpcStatus.OK);
+});
