@@ -4,7 +4,7 @@
 import { existsSync, statSync, unlinkSync } from "node:fs";
 import { connect } from "node:net";
 import {
-  constants as h2, createServer, type Http2Server, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream,
+  constants as h2, createServer, type Http2Server, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream, type ServerStreamResponseOptions,
 } from "node:http2";
 import { encodeGrpcMessage, frameMessage, GrpcError, GrpcStatus, type GrpcStatusCode, MessageReader } from "./grpc-wire.js";
 
@@ -54,6 +54,10 @@ export const ROTATION_GRACE_MS = 1000;
 /** Opaque data on a rotation GOAWAY, visible in client debug logs. */
 const ROTATION_GOAWAY_DATA = Buffer.from("meshext_max_streams_per_connection");
 const RESPONSE_HEADERS: OutgoingHttpHeaders = { ":status": 200, "content-type": "application/grpc" };
+// No Date header: gRPC has no use for it, and Node formats and adds one to every response unless told not to
+// (`sendDate` is read by Node's respond() though @types/node leaves it out).
+const WITH_TRAILERS = { waitForTrailers: true, sendDate: false } as ServerStreamResponseOptions;
+const HEADERS_ONLY = { endStream: true, sendDate: false } as ServerStreamResponseOptions;
 const OK_TRAILERS: OutgoingHttpHeaders = { "grpc-status": "0" };
 
 function statusTrailers(code: GrpcStatusCode, details: string): OutgoingHttpHeaders {
@@ -91,7 +95,7 @@ class Http2Call<Req, Res> implements ServerCall<Res> {
     if (this.finished || this.stream.destroyed) return;
     if (!this.headersSent) {
       this.headersSent = true;
-      this.stream.respond(RESPONSE_HEADERS, { waitForTrailers: true });
+      this.stream.respond(RESPONSE_HEADERS, WITH_TRAILERS);
     }
     this.stream.write(frameMessage(this.method.encode(message)));
   }
@@ -114,7 +118,7 @@ class Http2Call<Req, Res> implements ServerCall<Res> {
     } else {
       // Trailers-Only: status in the one HEADERS frame.
       this.headersSent = true;
-      this.stream.respond({ ...RESPONSE_HEADERS, ...trailers }, { endStream: true });
+      this.stream.respond({ ...RESPONSE_HEADERS, ...trailers }, HEADERS_ONLY);
     }
   }
 
@@ -248,19 +252,19 @@ export class GrpcServer {
 
   private onStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
     stream.on("error", (error) => this.options.onStreamError?.(error));
-    if (headers[":method"] !== "POST") return void stream.respond({ ":status": 405 }, { endStream: true });
+    if (headers[":method"] !== "POST") return void stream.respond({ ":status": 405 }, HEADERS_ONLY);
     const contentType = headers["content-type"];
     if (typeof contentType !== "string" || !contentType.startsWith("application/grpc")) {
-      return void stream.respond({ ":status": 415 }, { endStream: true });
+      return void stream.respond({ ":status": 415 }, HEADERS_ONLY);
     }
     const encoding = headers["grpc-encoding"];
     if (encoding !== undefined && encoding !== "identity") {
-      return void stream.respond({ ...RESPONSE_HEADERS, ...statusTrailers(GrpcStatus.UNIMPLEMENTED, `grpc-encoding ${String(encoding)} is not supported`) }, { endStream: true });
+      return void stream.respond({ ...RESPONSE_HEADERS, ...statusTrailers(GrpcStatus.UNIMPLEMENTED, `grpc-encoding ${String(encoding)} is not supported`) }, HEADERS_ONLY);
     }
     const path = headers[":path"] ?? "";
     const method = this.methods.get(path);
     if (!method) {
-      return void stream.respond({ ...RESPONSE_HEADERS, ...statusTrailers(GrpcStatus.UNIMPLEMENTED, `unknown method ${path}`) }, { endStream: true });
+      return void stream.respond({ ...RESPONSE_HEADERS, ...statusTrailers(GrpcStatus.UNIMPLEMENTED, `unknown method ${path}`) }, HEADERS_ONLY);
     }
     new Http2Call(stream, headers, method, this.options.maxReceiveMessageBytes);
   }

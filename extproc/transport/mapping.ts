@@ -74,8 +74,19 @@ function buildContinueRequestHeaders(edits: HeaderEdits | undefined, skipRespons
   };
 }
 
-/** The two edit-free replies are built once: most requests get one of them (the encoder only reads them). */
-const PLAIN_CONTINUE = { skip: buildContinueRequestHeaders(undefined, true), keep: buildContinueRequestHeaders(undefined, false) };
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** The two edit-free replies are built once, frozen: most requests get one of them, so the transport encodes them once. */
+const PLAIN_CONTINUE = deepFreeze({ skip: buildContinueRequestHeaders(undefined, true), keep: buildContinueRequestHeaders(undefined, false) });
+
+/** Replies shared by every request that gets them (frozen, so their encoding never goes stale). */
+export const SHARED_REPLIES: readonly ProcessingResponse[] = [PLAIN_CONTINUE.skip, PLAIN_CONTINUE.keep];
 
 /**
  * Continue, with optional request-header edits; asks Envoy to skip the response phase when it is not needed,

@@ -9,6 +9,7 @@ import { decisionDrops } from "../envoy-mutation-rules.js";
 import type { CallHandler, Method, ServerCall } from "./grpc-server.js";
 import { type GrpcError, GrpcStatus, type GrpcStatusCode } from "./grpc-wire.js";
 import type { TransportMetrics } from "./metrics.js";
+import { SHARED_REPLIES } from "./mapping.js";
 import { RequestProcessor, snake, type ProcessorSettings, type Step } from "./processor.js";
 
 /** gRPC metadata key (Envoy grpc_service.initial_metadata) telling the listener's direction. */
@@ -39,12 +40,15 @@ type ReplyStep = Extract<Step, { type: "reply" }>;
 
 export const PROCESS_PATH = "/envoy.service.ext_proc.v3.ExternalProcessor/Process";
 
+const encodeReply = (reply: ProcessingResponse): Uint8Array => ProcessingResponse.encode(reply).finish();
+const SHARED_REPLY_BYTES = new Map(SHARED_REPLIES.map((reply) => [reply, encodeReply(reply)]));
+
 /** ExternalProcessor/Process for the gRPC server. */
 export function processMethod(deps: StreamDeps): Method<ProcessingRequest, ProcessingResponse> {
   return {
     path: PROCESS_PATH,
     decode: (bytes) => ProcessingRequest.decode(bytes),
-    encode: (reply) => ProcessingResponse.encode(reply).finish(),
+    encode: (reply) => SHARED_REPLY_BYTES.get(reply) ?? encodeReply(reply),
     open: (call) => new ProcessStream(deps, call),
   };
 }
