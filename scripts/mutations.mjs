@@ -27,7 +27,7 @@ export const TEST_GROUPS = {
   config: ["test/config/flags.test.ts", "test/config/security-defaults.test.ts"],
   processor: ["test/transport/processor.test.ts", "test/transport/protocol.test.ts", "test/transport/mutation-rules.test.ts", "test/transport/headers.test.ts"],
   source: ["test/policy/dir-source.test.ts"],
-  transport: ["test/transport/grpc-wire.test.ts", "test/transport/grpc-server.test.ts", "test/transport/cancel.test.ts"],
+  transport: ["test/transport/grpc-wire.test.ts", "test/transport/grpc-server.test.ts", "test/transport/cancel.test.ts", "test/properties/request-decoder.test.ts"],
   drain: ["test/drain/controller.test.ts"],
   atomic: ["test/control-plane/atomic-file.test.ts", "test/control-plane/kill9.test.ts", "test/control-plane/api.test.ts"],
   inject: ["test/inject/patch.test.ts", "test/inject/container-patch.test.ts", "test/inject/fail-closed.test.ts", "test/inject/idempotence.test.ts", "test/inject/workloads.test.ts"],
@@ -106,6 +106,9 @@ export const MUTATIONS = [
   m("grpc: a truncated last message ignored", "transport", "extproc/transport/grpc-server.ts", "if (this.reader.bufferedBytes > 0)", "if (false)"),
   m("grpc: half-close decided before a reset shows", "transport", "extproc/transport/grpc-server.ts", "if (!this.finished) setImmediate(halfCloseLater, this);", "if (!this.finished) this.halfClose();"),
   m("grpc: a live Unix socket taken over", "transport", "extproc/transport/grpc-server.ts", "(await staleSocket(target.path))", "existsSync(target.path)"),
+  m("decoder: end_of_stream ignored", "transport", "extproc/transport/request-decoder.ts", "headers.endOfStream = reader.bool();", "reader.bool();"),
+  m("decoder: attributes of a headers phase dropped", "transport", "extproc/transport/request-decoder.ts", "headers.attributes[entry.key] = entry.value;", "void entry;"),
+  m("decoder: an unknown field ends the message", "transport", "extproc/transport/request-decoder.ts", "if ((tag & 7) === 4 || tag === 0) return false;", "return false;"),
   m("headers: raw_value ignored", "processor", "extproc/transport/headers.ts", "if (n === 0) return h.value;", "return h.value;"),
   // drain controller
   m("drain: minimum drain time ignored", "drain", "extproc/drain/controller.ts", "if (now < minUntilMs) {", "if (false) {"),

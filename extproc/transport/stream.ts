@@ -3,13 +3,14 @@
 // as cancelled, not ended. A bad message fails only its own stream with INVALID_ARGUMENT.
 import type { Decider, Direction } from "../decision.js";
 import type { DecisionRecorder } from "../decision-log/recorder.js";
-import { ProcessingRequest, ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
+import { type ProcessingRequest, ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
 import type { Logger } from "../log.js";
 import { decisionDrops } from "../envoy-mutation-rules.js";
 import type { CallHandler, Method, ServerCall } from "./grpc-server.js";
 import { type GrpcError, GrpcStatus, type GrpcStatusCode } from "./grpc-wire.js";
 import type { TransportMetrics } from "./metrics.js";
 import { SHARED_REPLIES } from "./mapping.js";
+import { decodeProcessingRequest } from "./request-decoder.js";
 import { RequestProcessor, snake, type ProcessorSettings, type Step } from "./processor.js";
 
 /** gRPC metadata key (Envoy grpc_service.initial_metadata) telling the listener's direction. */
@@ -47,7 +48,7 @@ const SHARED_REPLY_BYTES = new Map(SHARED_REPLIES.map((reply) => [reply, encodeR
 export function processMethod(deps: StreamDeps): Method<ProcessingRequest, ProcessingResponse> {
   return {
     path: PROCESS_PATH,
-    decode: (bytes) => ProcessingRequest.decode(bytes),
+    decode: decodeProcessingRequest,
     encode: (reply) => SHARED_REPLY_BYTES.get(reply) ?? encodeReply(reply),
     open: (call) => new ProcessStream(deps, call),
   };
