@@ -10,11 +10,13 @@ import { decodePairs, encodePairs, HeaderPairs } from "./proxy-wasm-pairs.js";
 import { EnvoyProcess } from "./proxy-wasm-process.js";
 import { buildImports, HostStatus } from "./proxy-wasm-imports.js";
 import { AsciiInterner } from "./ascii-interner.js";
+import { HeaderMap } from "./header-map.js";
 import { utf8Bytes, utf8BytesRemembered, utf8Text } from "./utf8.js";
 import { exportedFunctionSignatures } from "./wasm-binary.js";
 
 export { EnvoyProcess } from "./proxy-wasm-process.js";
 export type { HeaderPairs } from "./proxy-wasm-pairs.js";
+export { HeaderMap } from "./header-map.js";
 
 export class ModuleRejected extends Error {}
 
@@ -48,8 +50,8 @@ export interface LogEntry { level: number; message: string }
 export interface Stream {
   id: number;
   rootId: number;
-  requestHeaders: HeaderPairs | null;
-  responseHeaders: HeaderPairs | null;
+  requestHeaders: HeaderMap | null;
+  responseHeaders: HeaderMap | null;
   properties: Map<string, Uint8Array>;
   pendingLocal?: LocalResponse;
   localResponse?: LocalResponse;
@@ -62,15 +64,14 @@ export interface Phase {
   name: "initialize" | "vmStart" | "configure" | "tick" | "httpCallResponse" | "stream" | "idle";
   vmConfig?: Uint8Array;
   pluginConfig?: Uint8Array;
-  callResponse?: { headers: HeaderPairs; body: Uint8Array; trailers: HeaderPairs; status: number; message: string };
+  callResponse?: { headers: HeaderMap; body: Uint8Array; trailers: HeaderMap; status: number; message: string };
 }
 
 type Exports = Record<string, (...args: number[]) => number>;
 const encoder = new TextEncoder();
 
-function toPairs(headers: Record<string, string> | HeaderPairs): HeaderPairs {
-  const pairs = Array.isArray(headers) ? headers : Object.entries(headers);
-  return pairs.map(([k, v]) => [k.toLowerCase(), v]);
+function toHeaderMap(headers: Record<string, string> | HeaderPairs): HeaderMap {
+  return HeaderMap.lowercased(Array.isArray(headers) ? headers : Object.entries(headers));
 }
 
 /** Envoy's treatment of a header callback's return value (no allow_on_headers_stop_iteration). */
@@ -214,7 +215,7 @@ export class ProxyWasmHost {
   }
 
   /** The header map of this type as visible in the current callback, or undefined (→ BadArgument). */
-  headerMap(mapType: number): HeaderPairs | undefined {
+  headers(mapType: number): HeaderMap | undefined {
     if (mapType === MapType.HttpCallResponseHeaders) return this.phase.callResponse?.headers;
     if (mapType === MapType.HttpCallResponseTrailers) return this.phase.callResponse?.trailers;
     const stream = this.currentStream();
@@ -222,6 +223,11 @@ export class ProxyWasmHost {
     if (mapType === MapType.RequestHeaders) return stream.requestHeaders ?? undefined;
     if (mapType === MapType.ResponseHeaders) return stream.responseHeaders ?? undefined;
     return undefined;
+  }
+
+  /** headers(mapType) as pairs (a copy), for inspection. */
+  headerMap(mapType: number): HeaderPairs | undefined {
+    return this.headers(mapType)?.pairs();
   }
 
   buffer(bufferType: number): Uint8Array | undefined {
@@ -286,11 +292,11 @@ export class ProxyWasmHost {
   /** Request headers arrive; `protocol` is what the `request.protocol` property reports. */
   callOnRequestHeaders(id: number, headers: Record<string, string> | HeaderPairs, options: { protocol?: string; endOfStream?: boolean } = {}): number {
     const stream = this.stream(id);
-    stream.requestHeaders = toPairs(headers);
+    stream.requestHeaders = toHeaderMap(headers);
     stream.properties.set("request\0protocol", utf8Bytes(options.protocol ?? "HTTP/1.1"));
-    const path = stream.requestHeaders.find(([k]) => k === ":path")?.[1];
+    const path = stream.requestHeaders.get(":path");
     if (path !== undefined) stream.properties.set("request\0path", utf8Bytes(path));
-    const raw = this.call("proxy_on_request_headers", id, STREAM_PHASE, id, stream.requestHeaders.length, options.endOfStream === false ? 0 : 1);
+    const raw = this.call("proxy_on_request_headers", id, STREAM_PHASE, id, stream.requestHeaders.size, options.endOfStream === false ? 0 : 1);
     const local = stream.pendingLocal;
     if (local) {
       // Envoy sends the local reply through the encoder filters, this one included.
@@ -305,8 +311,8 @@ export class ProxyWasmHost {
 
   callOnResponseHeaders(id: number, headers: Record<string, string> | HeaderPairs, options: { endOfStream?: boolean } = {}): number {
     const stream = this.stream(id);
-    stream.responseHeaders = toPairs(headers);
-    const raw = this.call("proxy_on_response_headers", id, STREAM_PHASE, id, stream.responseHeaders.length, options.endOfStream ? 1 : 0);
+    stream.responseHeaders = toHeaderMap(headers);
+    const raw = this.call("proxy_on_response_headers", id, STREAM_PHASE, id, stream.responseHeaders.size, options.endOfStream ? 1 : 0);
     return envoyAction(raw, false);
   }
 
@@ -350,14 +356,14 @@ export class ProxyWasmHost {
     const call = this.takeCall(token);
     const headers: HeaderPairs = [[":status", String(response.status ?? 200)], ...(response.headers ?? [])];
     const body = encoder.encode(response.body ?? "");
-    const callResponse = { headers, body, trailers: [], status: Status.Ok, message: "" };
+    const callResponse = { headers: HeaderMap.of(headers), body, trailers: HeaderMap.empty(), status: Status.Ok, message: "" };
     this.call("proxy_on_http_call_response", call.rootId, { name: "httpCallResponse", callResponse }, call.rootId, token, headers.length, body.length, 0);
   }
 
   /** The call failed (reset, timeout, unreachable cluster): Envoy answers with no headers, no body. */
   failHttpCall(token: number): void {
     const call = this.takeCall(token);
-    const callResponse = { headers: [], body: new Uint8Array(0), trailers: [], status: Status.BrokenConnection, message: "reset" };
+    const callResponse = { headers: HeaderMap.empty(), body: new Uint8Array(0), trailers: HeaderMap.empty(), status: Status.BrokenConnection, message: "reset" };
     this.call("proxy_on_http_call_response", call.rootId, { name: "httpCallResponse", callResponse }, call.rootId, token, 0, 0, 0);
   }
 
@@ -370,11 +376,11 @@ export class ProxyWasmHost {
   // ---- inspection -----------------------------------------------------------------------------
 
   responseHeaders(id: number): HeaderPairs {
-    return [...(this.stream(id).responseHeaders ?? [])];
+    return this.stream(id).responseHeaders?.pairs() ?? [];
   }
 
   responseHeader(id: number, name: string): string | undefined {
-    return this.stream(id).responseHeaders?.find(([k]) => k === name.toLowerCase())?.[1];
+    return this.stream(id).responseHeaders?.get(name.toLowerCase());
   }
 
   localResponse(id: number): LocalResponse | undefined {

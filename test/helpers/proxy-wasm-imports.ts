@@ -1,6 +1,7 @@
 // The emulator's implementations of the proxy-wasm 0.2.1 host functions, with Envoy's status codes.
 // Linkable imports the emulator does not implement answer Unimplemented; WASI answers ENOSYS.
 import { MetricType, Status } from "./proxy-wasm-abi.js";
+import type { HeaderMap } from "./header-map.js";
 import { decodePairs, encodePairs, HeaderPairs } from "./proxy-wasm-pairs.js";
 import type { ProxyWasmHost } from "./proxy-wasm-host.js";
 
@@ -13,16 +14,10 @@ type Impl = (host: ProxyWasmHost, ...args: any[]) => number;
 const encoder = new TextEncoder();
 const ENOSYS = 52;
 
-function map(host: ProxyWasmHost, mapType: number): HeaderPairs {
-  const pairs = host.headerMap(mapType);
-  if (!pairs) throw new HostStatus(Status.BadArgument); // not available in this callback
-  return pairs;
-}
-
-/** Index of the first pair named `key` (already lowercased), or -1. */
-function indexOfKey(pairs: HeaderPairs, key: string): number {
-  for (let i = 0; i < pairs.length; i++) if (pairs[i]![0] === key) return i;
-  return -1;
+function map(host: ProxyWasmHost, mapType: number): HeaderMap {
+  const headers = host.headers(mapType);
+  if (!headers) throw new HostStatus(Status.BadArgument); // not available in this callback
+  return headers;
 }
 
 function pairsAt(host: ProxyWasmHost, ptr: number, len: number): HeaderPairs {
@@ -89,44 +84,33 @@ const IMPLEMENTATIONS: Record<string, Impl> = {
     return Status.Ok;
   },
   proxy_get_header_map_value(host, type: number, keyPtr: number, keyLen: number, retPtr: number, retLen: number) {
-    const pairs = map(host, type);
-    const index = indexOfKey(pairs, host.headerKey(keyPtr, keyLen));
-    if (index < 0) return Status.NotFound;
-    return host.copyOutText(pairs[index]![1], retPtr, retLen);
+    const value = map(host, type).get(host.headerKey(keyPtr, keyLen));
+    if (value === undefined) return Status.NotFound;
+    return host.copyOutText(value, retPtr, retLen);
   },
   proxy_add_header_map_value(host, type: number, keyPtr: number, keyLen: number, valuePtr: number, valueLen: number) {
-    map(host, type).push([host.headerKey(keyPtr, keyLen), host.text(valuePtr, valueLen)]);
+    map(host, type).add(host.headerKey(keyPtr, keyLen), host.text(valuePtr, valueLen));
     return Status.Ok;
   },
   proxy_replace_header_map_value(host, type: number, keyPtr: number, keyLen: number, valuePtr: number, valueLen: number) {
-    const pairs = map(host, type);
-    const key = host.headerKey(keyPtr, keyLen);
-    const value = host.text(valuePtr, valueLen);
-    const first = indexOfKey(pairs, key);
-    if (first < 0) {
-      pairs.push([key, value]);
-      return Status.Ok;
-    }
-    pairs[first] = [key, value];
-    for (let i = pairs.length - 1; i > first; i--) if (pairs[i]![0] === key) pairs.splice(i, 1);
+    const headers = map(host, type);
+    headers.replace(host.headerKey(keyPtr, keyLen), host.text(valuePtr, valueLen));
     return Status.Ok;
   },
   proxy_remove_header_map_value(host, type: number, keyPtr: number, keyLen: number) {
-    const pairs = map(host, type);
-    const key = host.headerKey(keyPtr, keyLen);
-    for (let i = pairs.length - 1; i >= 0; i--) if (pairs[i]![0] === key) pairs.splice(i, 1);
+    map(host, type).remove(host.headerKey(keyPtr, keyLen));
     return Status.Ok;
   },
   proxy_get_header_map_pairs(host, type: number, retPtr: number, retLen: number) {
-    return host.copyOut(encodePairs(map(host, type)), retPtr, retLen);
+    return host.copyOut(encodePairs(map(host, type).pairs()), retPtr, retLen);
   },
   proxy_set_header_map_pairs(host, type: number, ptr: number, len: number) {
-    const pairs = map(host, type);
-    pairs.splice(0, pairs.length, ...pairsAt(host, ptr, len).map(([k, v]): [string, string] => [k.toLowerCase(), v]));
+    const headers = map(host, type);
+    headers.setAll(pairsAt(host, ptr, len));
     return Status.Ok;
   },
   proxy_get_header_map_size(host, type: number, ret: number) {
-    host.writeU32(ret, map(host, type).length);
+    host.writeU32(ret, map(host, type).size);
     return Status.Ok;
   },
   proxy_send_local_response(host, statusCode: number, detailsPtr: number, detailsLen: number, bodyPtr: number,
