@@ -4,15 +4,11 @@
 import test from "ava";
 import { MapType, Status } from "../helpers/proxy-wasm-abi.js";
 import { ProxyWasmHost } from "../helpers/proxy-wasm-host.js";
+import { funcType, MAGIC_AND_VERSION, name, section, uleb, vec } from "../helpers/wasm-assemble.js";
 
 type HostCall = (...args: number[]) => number;
 interface HeaderCalls { get: HostCall; add: HostCall; replace: HostCall; remove: HostCall; size: HostCall }
 
-const uleb = (n: number): number[] => (n < 0x80 ? [n] : [(n & 0x7f) | 0x80, ...uleb(n >>> 7)]);
-const vec = (items: number[][]): number[] => [...uleb(items.length), ...items.flat()];
-const name = (s: string): number[] => [...uleb(s.length), ...Buffer.from(s)];
-const section = (id: number, body: number[]): number[] => [id, ...uleb(body.length), ...body];
-const funcType = (params: number, results: number): number[] => [0x60, ...vec(Array(params).fill([0x7f])), ...vec(Array(results).fill([0x7f]))];
 /** Where the module's allocator hands the host room for returned values. */
 const RETURNED_AT = 2048;
 
@@ -21,7 +17,7 @@ function headerCallsModule(): Uint8Array {
   const imports: Array<[string, number]> = [["proxy_get_header_map_value", 2], ["proxy_add_header_map_value", 2],
     ["proxy_replace_header_map_value", 2], ["proxy_remove_header_map_value", 3], ["proxy_get_header_map_size", 4]];
   return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...MAGIC_AND_VERSION,
     ...section(1, vec([funcType(0, 0), funcType(1, 1), funcType(5, 1), funcType(3, 1), funcType(2, 1)])),
     ...section(2, vec(imports.map(([fn, type]) => [...name("env"), ...name(fn), 0x00, type]))),
     ...section(3, vec([[0], [1], [0]])), // abi version, allocator, _initialize
@@ -112,4 +108,19 @@ test("emulator › headers: no map from the root context (BadArgument); bytes ou
   t.is(stream.get(":status"), Status.BadArgument);
   stream.host.effectiveContextId = stream.id;
   t.deepEqual(stream.host.responseHeaders(stream.id), [[":status", "200"]]);
+});
+
+test("emulator › headers: a name and value rewritten in place are read anew, never remembered stale", (t) => {
+  // given a module that replaced a header from some addresses
+  const stream = streamWith([[":status", "200"]]);
+  const [keyPtr, keyLen] = stream.put("x-state");
+  const [valuePtr, valueLen] = stream.put("one");
+  t.is(stream.exports.replace(MapType.ResponseHeaders, keyPtr, keyLen, valuePtr, valueLen), Status.Ok);
+  // when it writes another name and value of the same lengths at the same addresses and replaces again
+  const memory = new Uint8Array((stream.host as unknown as { memory: WebAssembly.Memory }).memory.buffer);
+  memory.set(new TextEncoder().encode("X-STATF"), keyPtr);
+  memory.set(new TextEncoder().encode("two"), valuePtr);
+  t.is(stream.exports.replace(MapType.ResponseHeaders, keyPtr, keyLen, valuePtr, valueLen), Status.Ok);
+  // then the map holds both lines as their bytes read at each call
+  t.deepEqual(stream.host.responseHeaders(stream.id), [[":status", "200"], ["x-state", "one"], ["x-statf", "two"]]);
 });
