@@ -2,11 +2,11 @@
 // load, each against the echo server's RSS in the same state (from the throughput bench's processes); and the
 // footprint goals on that largest set: peak RSS, requests/s and server CPU per request against the echo.
 import type { BenchRow } from "./report.js";
-import type { ThroughputResult } from "./throughput.js";
+import { isGrpcJsEcho, type ThroughputResult } from "./throughput.js";
 
 export function memoryRows(t: ThroughputResult): BenchRow[] {
   const maxInFlight = Math.max(...t.cells.map((c) => c.inFlight));
-  const peak = (policies: number | undefined) => t.cells.find((c) => c.policies === policies && c.inFlight === maxInFlight)?.rssPeakMiB;
+  const peak = (policies: number | undefined) => t.cells.find((c) => c.policies === policies && !c.transportEcho && c.inFlight === maxInFlight)?.rssPeakMiB;
   const echoIdle = t.idleRssMiB["echo"];
   const echoPeak = peak(undefined);
   const sizes = t.cells.map((c) => c.policies).filter((p): p is number => p !== undefined);
@@ -20,7 +20,7 @@ export function memoryRows(t: ThroughputResult): BenchRow[] {
   add(`sidecar idle, ${largest} policies (vs idle echo)`, t.idleRssMiB[`sidecar, ${largest} policies`], echoIdle);
   add(`sidecar peak under ${maxInFlight} in flight, ${largest} policies (vs echo)`, peak(largest), echoPeak, "ratio ≤ 1.3");
   const ours = t.cells.find((c) => c.policies === largest && c.inFlight === maxInFlight);
-  const echo = t.cells.find((c) => c.policies === undefined && c.inFlight === maxInFlight);
+  const echo = t.cells.find((c) => isGrpcJsEcho(c) && c.inFlight === maxInFlight);
   if (ours && echo) {
     const what = `${maxInFlight} in flight, ${largest} policies`;
     rows.push({ name: `ext_proc req/s, ${what} (vs echo)`, value: ours.rps, unit: "req/s", baseline: echo.rps, ratio: ours.rps / echo.rps, goal: "ratio ≥ 0.9" });

@@ -29,11 +29,15 @@ function track(child: ChildProcess): Array<{ at: number; line: JsonLine }> {
   return lines;
 }
 
-export async function startEcho(): Promise<ServerProc> {
-  const child = spawnPinned(SERVER_CPU, process.execPath, [join(DIST, "bench", "echo-server.js")]);
+/** Label of the echo on the sidecar's own transport (the grpc-js echo is "echo"). */
+export const TRANSPORT_ECHO_LABEL = "echo, meshext transport";
+
+/** The echo baseline on grpc-js, or on the sidecar's own gRPC server (`meshext`). */
+export async function startEcho(transport: "grpc-js" | "meshext" = "grpc-js"): Promise<ServerProc> {
+  const child = spawnPinned(SERVER_CPU, process.execPath, [join(DIST, "bench", "echo-server.js"), "--transport", transport]);
   const lines = track(child);
   const l = await waitForLine(child, (x) => x.msg === "listening", 10_000, "echo server");
-  return { label: "echo", child, pid: child.pid!, grpc: String(l.grpc), lines, stop: () => stopChild(child) };
+  return { label: transport === "meshext" ? TRANSPORT_ECHO_LABEL : "echo", child, pid: child.pid!, grpc: String(l.grpc), lines, stop: () => stopChild(child) };
 }
 
 export interface SidecarOptions {

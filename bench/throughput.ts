@@ -24,8 +24,10 @@ export interface ThroughputOptions {
 
 export interface Cell {
   server: string;
-  /** undefined for the echo baseline. */
+  /** undefined for the echo servers. */
   policies?: number;
+  /** The echo on the sidecar's own transport (informative; the goals compare with the grpc-js echo). */
+  transportEcho?: boolean;
   inFlight: number;
   rps: number;
   p50: number;
@@ -74,10 +76,11 @@ async function viaGrpcJs(target: string, inFlight: number, o: Pick<ThroughputOpt
 }
 
 export async function benchThroughput(o: ThroughputOptions, progress: (msg: string) => void): Promise<ThroughputResult> {
-  const servers: Array<{ s: ServerProc; policies?: number }> = [];
+  const servers: Array<{ s: ServerProc; policies?: number; transportEcho?: boolean }> = [];
   const idleRssMiB: Record<string, number> = {};
   try {
     servers.push({ s: await startEcho() });
+    servers.push({ s: await startEcho("meshext"), transportEcho: true });
     // h2load does not reconnect after a GOAWAY, and its END_STREAM close never trips the rapid-reset
     // limit, so these sidecars run without connection rotation (measured in the close-pattern bench).
     for (const n of o.policies) servers.push({ s: await startSidecarProc({ policies: n, maxStreamsPerConnection: 0 }), policies: n });
@@ -95,10 +98,10 @@ export async function benchThroughput(o: ThroughputOptions, progress: (msg: stri
     }
     const cells: Cell[] = [];
     for (const inFlight of o.inFlight) {
-      for (const { s, policies } of servers) {
+      for (const { s, policies, transportEcho } of servers) {
         const rs = runs.get(`${s.label}|${inFlight}`)!;
         const m = (f: (x: (typeof rs)[number]) => number) => median(rs.map(f));
-        cells.push({ server: s.label, policies, inFlight, rps: m((x) => x.rps), p50: m((x) => x.p50), p99: m((x) => x.p99), p999: m((x) => x.p999),
+        cells.push({ server: s.label, policies, ...(transportEcho ? { transportEcho } : {}), inFlight, rps: m((x) => x.rps), p50: m((x) => x.p50), p99: m((x) => x.p99), p999: m((x) => x.p999),
           cpuUsPerReq: m((x) => x.cpuUsPerReq), failed: rs.reduce((a, x) => a + x.failed, 0), otherPct: m((x) => x.otherPct), rssPeakMiB: Math.max(...rs.map((x) => x.rssPeakMiB)) });
       }
     }
@@ -111,16 +114,21 @@ export async function benchThroughput(o: ThroughputOptions, progress: (msg: stri
 function tableOf(cells: Cell[]): { header: string[]; table: string[][] } {
   const header = ["server", "in flight", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "server CPU µs/req", "req/s ÷ echo", "p99 ÷ echo", "CPU ÷ echo", "failed", "other tenants CPU %"];
   const table = cells.map((c) => {
-    const echo = cells.find((e) => e.policies === undefined && e.inFlight === c.inFlight);
-    const base = c.policies === undefined;
+    const echo = cells.find((e) => isGrpcJsEcho(e) && e.inFlight === c.inFlight);
+    const base = isGrpcJsEcho(c);
     return [c.server, String(c.inFlight), fmt(c.rps, 0), fmt(c.p50, 2), fmt(c.p99, 2), fmt(c.p999, 2), fmt(c.cpuUsPerReq, 0),
       base ? "1" : fmt(ratio(c.rps, echo?.rps), 2), base ? "1" : fmt(ratio(c.p99, echo?.p99), 2), base ? "1" : fmt(ratio(c.cpuUsPerReq, echo?.cpuUsPerReq), 2), String(c.failed), fmt(c.otherPct, 0)];
   });
   return { header, table };
 }
 
+/** The baseline every ratio is taken against. */
+export function isGrpcJsEcho(c: Cell): boolean {
+  return c.policies === undefined && !c.transportEcho;
+}
+
 function goalsOf(cells: Cell[]): BenchRow[] {
-  const at = (policies: number | undefined, inFlight: number) => cells.find((c) => c.policies === policies && c.inFlight === inFlight);
+  const at = (policies: number | undefined, inFlight: number) => cells.find((c) => c.policies === policies && !c.transportEcho && c.inFlight === inFlight);
   const inFlight = cells.some((c) => c.inFlight === 64) ? 64 : Math.max(...cells.map((c) => c.inFlight));
   const ours = at(1000, inFlight) ?? at(Math.max(...cells.map((c) => c.policies ?? 0)), inFlight);
   const echo = at(undefined, inFlight);
