@@ -169,6 +169,37 @@ function halfCloseLater(call: Http2Call<unknown, unknown>): void {
   call.halfClose();
 }
 
+/**
+ * A unary method: answers the one request message once the client half-closes, as gRPC requires
+ * (a second message, or none, fails the call). `answer` throws a GrpcError to fail the call.
+ */
+export function unaryMethod<Req, Res>(path: string, codec: { decode(b: Uint8Array): Req; encode(m: Res): Uint8Array }, answer: (request: Req) => Res): Method<Req, Res> {
+  return {
+    path, ...codec,
+    open(call: ServerCall<Res>): CallHandler<Req> {
+      let request: Req | undefined;
+      return {
+        onMessage(message) {
+          if (request !== undefined) return call.fail(GrpcStatus.UNIMPLEMENTED, "a unary call takes one request message");
+          request = message;
+        },
+        onHalfClose() {
+          if (request === undefined) return call.fail(GrpcStatus.UNIMPLEMENTED, "a unary call needs a request message");
+          try {
+            call.write(answer(request));
+            call.end();
+          } catch (error) {
+            if (!(error instanceof GrpcError)) throw error;
+            call.fail(error.code, error.details);
+          }
+        },
+        onReadError: (error) => call.fail(error.code, error.details),
+        onCancel() {},
+      };
+    },
+  };
+}
+
 /** "host:port" (host may be [v6]) or "unix:/path" → what net listen takes. */
 function listenTarget(address: string): { path: string } | { host: string; port: number } {
   if (address.startsWith("unix:")) return { path: address.slice("unix:".length) };

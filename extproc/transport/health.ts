@@ -3,7 +3,7 @@
 import {
   HealthCheckRequest, HealthCheckResponse, HealthCheckResponse_ServingStatus as Serving, HealthListRequest, HealthListResponse,
 } from "../gen/health/v1/health.js";
-import type { CallHandler, Method, ServerCall } from "./grpc-server.js";
+import { type Method, type ServerCall, unaryMethod } from "./grpc-server.js";
 import { GrpcError, GrpcStatus } from "./grpc-wire.js";
 
 export const EXT_PROC_SERVICE_NAME = "envoy.service.ext_proc.v3.ExternalProcessor";
@@ -11,37 +11,6 @@ export const HEALTH_SERVICE_NAMES = ["", EXT_PROC_SERVICE_NAME] as const;
 const HEALTH_PATH = "/grpc.health.v1.Health";
 
 const checkCodec = { decode: (b: Uint8Array) => HealthCheckRequest.decode(b), encode: (m: HealthCheckResponse) => HealthCheckResponse.encode(m).finish() };
-
-/**
- * A unary method: answers the one request message once the client half-closes, as gRPC requires
- * (a second message, or none, fails the call). `answer` throws a GrpcError to fail the call.
- */
-function unary<Req, Res>(path: string, codec: { decode(b: Uint8Array): Req; encode(m: Res): Uint8Array }, answer: (request: Req) => Res): Method<Req, Res> {
-  return {
-    path, ...codec,
-    open(call: ServerCall<Res>): CallHandler<Req> {
-      let request: Req | undefined;
-      return {
-        onMessage(message) {
-          if (request !== undefined) return call.fail(GrpcStatus.UNIMPLEMENTED, "a unary call takes one request message");
-          request = message;
-        },
-        onHalfClose() {
-          if (request === undefined) return call.fail(GrpcStatus.UNIMPLEMENTED, "a unary call needs a request message");
-          try {
-            call.write(answer(request));
-            call.end();
-          } catch (error) {
-            if (!(error instanceof GrpcError)) throw error;
-            call.fail(error.code, error.details);
-          }
-        },
-        onReadError: (error) => call.fail(error.code, error.details),
-        onCancel() {},
-      };
-    },
-  };
-}
 
 export class HealthService {
   private serving = false;
@@ -71,12 +40,12 @@ export class HealthService {
 
   /** Check, Watch and List, for the gRPC server. */
   methods(): Array<Method<unknown, unknown>> {
-    const check = unary(`${HEALTH_PATH}/Check`, checkCodec, (request) => {
+    const check = unaryMethod(`${HEALTH_PATH}/Check`, checkCodec, (request) => {
       const status = this.statusOf(request.service);
       if (status === Serving.SERVICE_UNKNOWN) throw new GrpcError(GrpcStatus.NOT_FOUND, `unknown service ${JSON.stringify(request.service)}`);
       return { status };
     });
-    const list = unary(`${HEALTH_PATH}/List`, {
+    const list = unaryMethod(`${HEALTH_PATH}/List`, {
       decode: (b: Uint8Array) => HealthListRequest.decode(b),
       encode: (m: HealthListResponse) => HealthListResponse.encode(m).finish(),
     }, () => {

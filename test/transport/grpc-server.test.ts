@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProcessingRequest, ProcessingResponse } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
+import { HealthCheckRequest, HealthCheckResponse, HealthCheckResponse_ServingStatus } from "../../extproc/gen/health/v1/health.js";
 import { GrpcServer, type Method } from "../../extproc/transport/grpc-server.js";
 import { decodeGrpcMessage, frameMessage, GrpcStatus, MessageReader } from "../../extproc/transport/grpc-wire.js";
 import { PROCESS_PATH } from "../../extproc/transport/stream.js";
@@ -195,4 +196,19 @@ test("grpc server › given a call in flight, when shut down with grace, then it
   t.true(Date.now() - started < 1000);
   const outcome = await cut.then((r) => r.status, () => "reset");
   t.not(outcome, GrpcStatus.OK);
+});
+
+test("grpc server › given a unary health Check with two request messages or none, then UNIMPLEMENTED; with one, an answer", async (t) => {
+  const { session } = await sidecarSession(t);
+  const check = { ":path": "/grpc.health.v1.Health/Check" };
+  const request = frameMessage(HealthCheckRequest.encode({ service: "" }).finish());
+  const one = await exchange(session, [request], check);
+  t.is(one.status, GrpcStatus.OK);
+  t.is(HealthCheckResponse.decode(one.messages[0]!).status, HealthCheckResponse_ServingStatus.SERVING);
+  const two = await exchange(session, [request, request], check);
+  t.is(two.status, GrpcStatus.UNIMPLEMENTED);
+  t.regex(two.details ?? "", /one request message/);
+  const none = await exchange(session, [], check);
+  t.is(none.status, GrpcStatus.UNIMPLEMENTED);
+  t.regex(none.details ?? "", /needs a request message/);
 });
