@@ -5,7 +5,7 @@
 // Run: node dist/bench/echo-server.js [--listen 127.0.0.1:0] [--transport grpc-js|meshext]; prints {"msg":"listening","grpc":"host:port"}.
 import { Server, ServerCredentials, type ServerDuplexStream } from "@grpc/grpc-js";
 import { ExternalProcessorService, ProcessingRequest, ProcessingResponse } from "../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
-import { GrpcServer, type ServerCall } from "../extproc/transport/grpc-server.js";
+import { type CallHandler, GrpcServer } from "../extproc/transport/grpc-server.js";
 import { PROCESS_PATH } from "../extproc/transport/stream.js";
 import { continueRequestHeaders, continueResponseHeaders } from "../extproc/transport/mapping.js";
 import { MAX_RECEIVE_MESSAGE_BYTES, MAX_SESSION_MEMORY_MIB } from "../extproc/transport/server.js";
@@ -21,57 +21,48 @@ const SERVER_OPTIONS = {
   "grpc-node.max_session_memory": MAX_SESSION_MEMORY_MIB,
 } as const;
 
-function handle(call: ServerDuplexStream<ProcessingRequest, ProcessingResponse>): void {
-  let done = false;
-  const finish = () => {
-    if (done) return;
-    done = true;
-    call.end();
-  };
-  call.on("data", (msg: ProcessingRequest) => {
-    if (done) return;
+/**
+ * One call's echo, on either transport: the matching-kind reply to each headers message, then the end of the call
+ * as the sidecar ends it (right after a request_headers with end_of_stream, after response_headers, or on half-close).
+ */
+class EchoCall implements CallHandler<ProcessingRequest> {
+  private done = false;
+
+  constructor(private readonly call: { write(reply: ProcessingResponse): void; end(): void }) {}
+
+  onMessage(msg: ProcessingRequest): void {
+    if (this.done) return;
     const req = msg.request;
     if (req?.$case === "requestHeaders") {
-      call.write(REQUEST_HEADERS_REPLY);
-      if (req.requestHeaders.endOfStream) finish();
+      this.call.write(REQUEST_HEADERS_REPLY);
+      if (req.requestHeaders.endOfStream) this.onHalfClose();
     } else if (req?.$case === "responseHeaders") {
-      call.write(RESPONSE_HEADERS_REPLY);
-      finish();
+      this.call.write(RESPONSE_HEADERS_REPLY);
+      this.onHalfClose();
     }
-  });
-  call.on("end", finish);
-  call.on("cancelled", () => {
-    done = true;
-  });
-  call.on("error", () => {
-    done = true;
-  });
+  }
+
+  onHalfClose(): void {
+    if (this.done) return;
+    this.done = true;
+    this.call.end();
+  }
+
+  onReadError(): void {
+    this.done = true;
+  }
+
+  onCancel(): void {
+    this.done = true;
+  }
 }
 
-/** The same echo on the sidecar's transport. */
-function openEcho(call: ServerCall<ProcessingResponse>) {
-  let done = false;
-  const finish = () => {
-    if (done) return;
-    done = true;
-    call.end();
-  };
-  return {
-    onMessage(msg: ProcessingRequest) {
-      if (done) return;
-      const req = msg.request;
-      if (req?.$case === "requestHeaders") {
-        call.write(REQUEST_HEADERS_REPLY);
-        if (req.requestHeaders.endOfStream) finish();
-      } else if (req?.$case === "responseHeaders") {
-        call.write(RESPONSE_HEADERS_REPLY);
-        finish();
-      }
-    },
-    onHalfClose: finish,
-    onReadError: () => (done = true),
-    onCancel: () => (done = true),
-  };
+function handle(call: ServerDuplexStream<ProcessingRequest, ProcessingResponse>): void {
+  const echo = new EchoCall(call);
+  call.on("data", (msg: ProcessingRequest) => echo.onMessage(msg));
+  call.on("end", () => echo.onHalfClose());
+  call.on("cancelled", () => echo.onCancel());
+  call.on("error", () => echo.onCancel());
 }
 
 function startGrpcJs(address: string): { stop(): void } {
@@ -89,7 +80,7 @@ function startGrpcJs(address: string): { stop(): void } {
 
 function startMeshext(address: string): { stop(): void } {
   const server = new GrpcServer({ maxReceiveMessageBytes: MAX_RECEIVE_MESSAGE_BYTES, maxSessionMemoryMiB: MAX_SESSION_MEMORY_MIB, maxStreamsPerConnection: 0, onRotate() {} });
-  server.add({ path: PROCESS_PATH, decode: (b) => ProcessingRequest.decode(b), encode: (m: ProcessingResponse) => ProcessingResponse.encode(m).finish(), open: openEcho });
+  server.add({ path: PROCESS_PATH, decode: (b) => ProcessingRequest.decode(b), encode: (m: ProcessingResponse) => ProcessingResponse.encode(m).finish(), open: (call) => new EchoCall(call) });
   server.bind(address).then(
     (bound) => console.log(JSON.stringify({ msg: "listening", grpc: bound })),
     (err) => {
