@@ -1,8 +1,10 @@
 // Composition of the sidecar process: metrics registry, readiness, gRPC ext_proc + health server,
 // admin HTTP server, and the current Decider. No signal handling here (see commands/sidecar.ts).
+import type { AddressInfo } from "node:net";
 import { Registry } from "prom-client";
 import { AdminServer } from "./admin/server.js";
 import { registerBasicRoutes } from "./admin/routes.js";
+import { ConfigError } from "./config/flags.js";
 import type { SidecarConfig } from "./config/sidecar.js";
 import { ALLOW_ALL, type Decider } from "./decision.js";
 import { startDecisionLog } from "./decision-log/recorder.js";
@@ -36,6 +38,24 @@ export interface Sidecar {
   stop(graceMs?: number): Promise<void>;
 }
 
+/** Why a listen failed, for the errors an operator can act on. */
+const LISTEN_FAILURES: Readonly<Record<string, string>> = {
+  EADDRINUSE: "the address is already in use",
+  EACCES: "permission denied",
+  EADDRNOTAVAIL: "no such address on this host",
+  ENOENT: "the directory does not exist",
+};
+
+/** A port or socket the sidecar cannot listen on is a configuration error naming its flag, in one line. */
+async function listening<T>(flag: string, address: string, listen: Promise<T>): Promise<T> {
+  try {
+    return await listen;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    throw new ConfigError(`flag --${flag}: cannot listen on ${address}: ${LISTEN_FAILURES[code] ?? (error as Error).message}`);
+  }
+}
+
 export async function startSidecar(config: SidecarConfig, log: Logger): Promise<Sidecar> {
   const registry = new Registry();
   collectProcessMetrics(registry);
@@ -66,9 +86,17 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
 
   // Ports first: until a policy set is loaded the engine answers per --before-first-sync, and a slow or
   // silent control plane must not leave Envoy facing a closed port.
-  const grpcAddress = await grpc.bind(config.grpcListen);
-  if (config.grpcSocket) await grpc.bind(`unix:${config.grpcSocket}`);
-  const adminInfo = await admin.listen(config.adminListen);
+  let grpcAddress: string;
+  let adminInfo: AddressInfo;
+  try {
+    grpcAddress = await listening("grpc-listen", config.grpcListen, grpc.bind(config.grpcListen));
+    if (config.grpcSocket) await listening("grpc-socket", config.grpcSocket, grpc.bind(`unix:${config.grpcSocket}`));
+    adminInfo = await listening("admin-listen", config.adminListen, admin.listen(config.adminListen));
+  } catch (error) {
+    // Whatever did bind must not keep the process alive: the command exits with the error.
+    await Promise.all([grpc.shutdown(0), admin.close()]);
+    throw error;
+  }
   await policy.start();
   const adminHost = adminInfo.family === "IPv6" ? `[${adminInfo.address}]` : adminInfo.address;
   const adminAddress = `${adminHost}:${adminInfo.port}`;

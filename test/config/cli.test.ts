@@ -37,3 +37,28 @@ test("cli › an unknown command exits 2", (t) => {
   t.is(r.status, 2);
   t.regex(r.stderr, /unknown command "frobnicate"/);
 });
+
+test("cli › a port already in use exits 2 with one line naming the flag, and nothing is left listening", async (t) => {
+  // given a port somebody else listens on
+  const { createServer } = await import("node:net");
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, "127.0.0.1", r));
+  t.teardown(() => taken.close());
+  const port = (taken.address() as { port: number }).port;
+  // when the sidecar's gRPC or admin address is that port
+  for (const flag of ["--grpc-listen", "--admin-listen"]) {
+    const other = flag === "--grpc-listen" ? "--admin-listen" : "--grpc-listen";
+    const { spawn } = await import("node:child_process");
+    const child = spawn(process.execPath, [CLI, "sidecar", flag, `127.0.0.1:${port}`, other, "127.0.0.1:0"], { stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => (child.kill("SIGKILL"), resolve(null)), 10_000);
+      child.on("exit", (c) => (clearTimeout(timer), resolve(c)));
+    });
+    // then it exits 2 by itself (a bound gRPC server does not keep it alive) with a readable line, no stack trace
+    t.is(code, 2, `${flag}: ${stderr}`);
+    t.regex(stderr, new RegExp(`meshext sidecar: flag ${flag}: cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use`));
+    t.notRegex(stderr, /\n\s+at /);
+  }
+});
