@@ -4,7 +4,8 @@
 // the floor of what the sidecar's transport costs, to tell transport cost from policy cost.
 // Run: node dist/bench/echo-server.js [--listen 127.0.0.1:0] [--transport grpc-js|meshext]; prints {"msg":"listening","grpc":"host:port"}.
 import { Server, ServerCredentials, type ServerDuplexStream } from "@grpc/grpc-js";
-import { ExternalProcessorService, ProcessingRequest, ProcessingResponse } from "../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
+import { ProcessingRequest, ProcessingResponse } from "../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
+import { ExternalProcessorService } from "../test/helpers/grpc-js-ext-proc.js";
 import { type CallHandler, GrpcServer } from "../extproc/transport/grpc-server.js";
 import { PROCESS_PATH } from "../extproc/transport/stream.js";
 import { continueRequestHeaders, continueResponseHeaders } from "../extproc/transport/mapping.js";

@@ -2,7 +2,8 @@
 // (and response_headers when the reply asks for it), then Envoy's close: END_STREAM+RST_STREAM
 // by default, or half-close and wait for OK (ext_proc_graceful_grpc_close).
 import { credentials, Metadata, type ClientDuplexStream } from "@grpc/grpc-js";
-import { ExternalProcessorClient, type ProcessingRequest, type ProcessingResponse } from "../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
+import type { ProcessingRequest, ProcessingResponse } from "../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
+import { ExternalProcessorClient } from "../test/helpers/grpc-js-ext-proc.js";
 
 export type CloseMode = "envoy-default" | "graceful";
 

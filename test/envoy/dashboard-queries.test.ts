@@ -175,7 +175,7 @@ async function startStack(t: ExecutionContext, prometheusBinary: string): Promis
 /** One ext_proc stream of an allowed request (`web`) with two request_headers messages: the sidecar fails it with INVALID_ARGUMENT. */
 async function sendBrokenStream(grpcAddress: string): Promise<void> {
   const { credentials } = await import("@grpc/grpc-js");
-  const { ExternalProcessorClient } = await import("../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js");
+  const { ExternalProcessorClient } = await import("../helpers/grpc-js-ext-proc.js");
   const client = new ExternalProcessorClient(grpcAddress, credentials.createInsecure());
   const call = client.process();
   const ended = new Promise((resolve) => call.on("status", resolve));

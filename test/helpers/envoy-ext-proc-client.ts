@@ -2,14 +2,10 @@
 // one stream per HTTP request, strict lock-step with a message timer, processing modes and
 // mode_override, mutation rules, immediate responses, fail-open/closed, and both close patterns.
 import { credentials, Metadata, status as GrpcStatus, type ClientDuplexStream } from "@grpc/grpc-js";
-import {
-  ExternalProcessorClient,
-  type HeaderMutation,
-  type ProcessingRequest,
-  type ProcessingResponse,
-} from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
+import type { HeaderMutation, ProcessingRequest, ProcessingResponse } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
 import type { ProcessingMode } from "../../extproc/gen/envoy/extensions/filters/http/ext_proc/v3/processing_mode.js";
 import { applyHeaderMutation, type Headers, type MutationRules } from "./envoy-mutation-rules.js";
+import { ExternalProcessorClient } from "./grpc-js-ext-proc.js";
 
 export type HeaderMode = "SEND" | "SKIP";
 export type BodyMode = "NONE" | "BUFFERED";

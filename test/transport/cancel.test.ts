@@ -1,7 +1,8 @@
 // A stream the client cancels (Envoy resets it: a downstream gone away) is counted as cancelled, not as an OK end.
 import test from "ava";
 import { credentials, Metadata } from "@grpc/grpc-js";
-import { ExternalProcessorClient, type ProcessingResponse } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
+import type { ProcessingResponse } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
+import { ExternalProcessorClient } from "../helpers/grpc-js-ext-proc.js";
 import { startTestSidecar } from "../helpers/sidecar-harness.js";
 
 function counter(text: string, name: string): number {

@@ -5,7 +5,7 @@ import { loadSidecarConfig } from "../../extproc/config/sidecar.js";
 import { createLogger } from "../../extproc/log.js";
 import { startSidecar } from "../../extproc/sidecar.js";
 import { credentials } from "@grpc/grpc-js";
-import { ExternalProcessorClient } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
+import { ExternalProcessorClient } from "../helpers/grpc-js-ext-proc.js";
 import { EnvoyExtProcClient } from "../helpers/envoy-ext-proc-client.js";
 
 function capture(): { lines: Array<Record<string, unknown>>; stream: Writable } {
