@@ -46,7 +46,10 @@ export interface GrpcServerOptions {
   /** After this many streams a connection is told to go away (0 = never). */
   maxStreamsPerConnection: number;
   onRotate: () => void;
+  /** HTTP/2 stream or session errors (peers going away mid-stream, protocol errors): routine. */
   onStreamError?: (error: Error) => void;
+  /** A method's handler threw: its call ended with INTERNAL. A bug, to be logged loudly. */
+  onHandlerError?: (error: Error) => void;
 }
 
 /** Time between the shutdown notice and the final GOAWAY of a rotated connection: lets streams already on the wire land. */
@@ -73,7 +76,13 @@ class Http2Call<Req, Res> implements ServerCall<Res> {
   private reset = false;
   private trailers = OK_TRAILERS;
 
-  constructor(private readonly stream: ServerHttp2Stream, private readonly headers: IncomingHttpHeaders, private readonly method: Method<Req, Res>, maxMessageBytes: number) {
+  constructor(
+    private readonly stream: ServerHttp2Stream,
+    private readonly headers: IncomingHttpHeaders,
+    private readonly method: Method<Req, Res>,
+    maxMessageBytes: number,
+    private readonly report: (error: Error) => void,
+  ) {
     this.reader = new MessageReader(maxMessageBytes);
     this.handler = method.open(this);
     stream.on("data", (chunk: Buffer) => this.onData(chunk));
@@ -92,7 +101,8 @@ class Http2Call<Req, Res> implements ServerCall<Res> {
   }
 
   write(message: Res): void {
-    if (this.finished || this.stream.destroyed) return;
+    // Closed covers a reset that arrived before its 'close' event (a fault-delay timer may fire in between).
+    if (this.finished || this.stream.destroyed || this.stream.closed) return;
     if (!this.headersSent) {
       this.headersSent = true;
       this.stream.respond(RESPONSE_HEADERS, WITH_TRAILERS);
@@ -139,7 +149,14 @@ class Http2Call<Req, Res> implements ServerCall<Res> {
         this.handler.onReadError(new GrpcError(GrpcStatus.INVALID_ARGUMENT, `cannot decode the request message: ${(error as Error).message}`));
         return;
       }
-      this.handler.onMessage(message);
+      try {
+        this.handler.onMessage(message);
+      } catch (error) {
+        // A bug in a handler fails its call, not the process (a listener's throw would be uncaught).
+        this.report(error as Error);
+        this.fail(GrpcStatus.INTERNAL, "the server failed to process the message");
+        return;
+      }
       if (this.finished) return;
     }
   }
@@ -227,6 +244,8 @@ export class GrpcServer {
   private readonly servers: Http2Server[] = [];
   private readonly sessions = new Set<ServerHttp2Session>();
 
+  private readonly reportError = (error: Error) => this.options.onHandlerError?.(error);
+
   constructor(private readonly options: GrpcServerOptions) {}
 
   add<Req, Res>(method: Method<Req, Res>): void {
@@ -297,7 +316,7 @@ export class GrpcServer {
     if (!method) {
       return void stream.respond({ ...RESPONSE_HEADERS, ...statusTrailers(GrpcStatus.UNIMPLEMENTED, `unknown method ${path}`) }, HEADERS_ONLY);
     }
-    new Http2Call(stream, headers, method, this.options.maxReceiveMessageBytes);
+    new Http2Call(stream, headers, method, this.options.maxReceiveMessageBytes, this.reportError);
   }
 }
 

@@ -65,7 +65,10 @@ export class HealthService {
             this.watchers.add(watcher);
             call.write({ status: this.statusOf(watcher.service) });
           },
-          onHalfClose() {}, // a watch lasts until the client cancels or we shut down
+          onHalfClose: () => {
+            // A watch lasts until the client cancels or we shut down; one that never said what to watch ends.
+            if (!watcher) call.fail(GrpcStatus.UNIMPLEMENTED, "a Watch call needs a request message");
+          },
           onReadError: (error) => {
             drop();
             call.fail(error.code, error.details);

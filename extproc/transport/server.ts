@@ -19,6 +19,7 @@ export class ExtProcServer {
       maxStreamsPerConnection,
       onRotate: () => deps.metrics.connectionsRotated.inc(),
       onStreamError: (error) => deps.log.debug({ err: error.message }, "HTTP/2 stream or session error"),
+      onHandlerError: (err) => deps.log.error({ err }, "ext_proc handler failed; its stream ended with INTERNAL"),
     });
     this.server.add(processMethod(deps));
     for (const method of health.methods()) this.server.add(method);

@@ -222,3 +222,50 @@ test("grpc server › the sidecar's compiled code imports no gRPC library (its o
   const importing = files.filter((f) => /from\s+["']@grpc\/grpc-js["']|import\(["']@grpc\/grpc-js["']\)/.test(readFileSync(join("dist/extproc", f), "utf8")));
   t.deepEqual(importing, []);
 });
+
+test("grpc server › given a handler that throws, then that call ends INTERNAL, the error is reported, and the server keeps serving", async (t) => {
+  // given a method whose handler throws on the message "boom"
+  const reported: string[] = [];
+  const fragile: Method<Buffer, Buffer> = {
+    path: "/test.Fragile/Echo", decode: (b) => Buffer.from(b), encode: (m) => m,
+    open: (call) => ({
+      onMessage: (m) => {
+        if (String(m) === "boom") throw new Error("handler bug");
+        call.write(m);
+      },
+      onHalfClose: () => call.end(), onReadError() {}, onCancel() {},
+    }),
+  };
+  const server = new GrpcServer({ maxReceiveMessageBytes: 1024, maxSessionMemoryMiB: 8, maxStreamsPerConnection: 0, onRotate() {}, onHandlerError: (e) => reported.push(e.message) });
+  server.add(fragile);
+  const address = await server.bind("127.0.0.1:0");
+  const session = connect(`http://${address}`);
+  t.teardown(async () => {
+    session.close();
+    await server.shutdown(100);
+  });
+  const path = { ":path": "/test.Fragile/Echo" };
+  // when one call carries "boom"
+  const failed = await exchange(session, [frameMessage(Buffer.from("boom"))], path);
+  // then it ends INTERNAL without the handler's message, the error is reported, and the next call is answered
+  t.is(failed.status, GrpcStatus.INTERNAL);
+  t.notRegex(failed.details ?? "", /handler bug/);
+  t.deepEqual(reported, ["handler bug"]);
+  const ok = await exchange(session, [frameMessage(Buffer.from("fine"))], path);
+  t.deepEqual(ok.messages.map(String), ["fine"]);
+  t.is(ok.status, GrpcStatus.OK);
+});
+
+test("grpc server › given a health Watch half-closed without a request, then UNIMPLEMENTED; with one, the status streams", async (t) => {
+  const { session } = await sidecarSession(t);
+  const watch = { ":path": "/grpc.health.v1.Health/Watch" };
+  const none = await exchange(session, [], watch);
+  t.is(none.status, GrpcStatus.UNIMPLEMENTED);
+  // given a watch with a request (the client keeps its side open, as watchers do)
+  const req = session.request({ ":method": "POST", ":path": "/grpc.health.v1.Health/Watch", "content-type": "application/grpc", te: "trailers" });
+  const reader = new MessageReader(1024);
+  const first = new Promise<Buffer>((resolve) => req.on("data", (chunk: Buffer) => reader.push(chunk).forEach(resolve)));
+  req.write(frameMessage(HealthCheckRequest.encode({ service: "" }).finish()));
+  t.is(HealthCheckResponse.decode(await first).status, HealthCheckResponse_ServingStatus.SERVING);
+  req.close();
+});
