@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProcessingRequest, ProcessingResponse } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
 import { HealthCheckRequest, HealthCheckResponse, HealthCheckResponse_ServingStatus } from "../../extproc/gen/health/v1/health.js";
-import { GrpcServer, type Method } from "../../extproc/transport/grpc-server.js";
+import { GrpcServer, type GrpcServerOptions, type Method } from "../../extproc/transport/grpc-server.js";
 import { decodeGrpcMessage, frameMessage, GrpcStatus, MessageReader } from "../../extproc/transport/grpc-wire.js";
 import { PROCESS_PATH } from "../../extproc/transport/stream.js";
 import { startTestSidecar } from "../helpers/sidecar-harness.js";
@@ -62,6 +62,19 @@ async function sidecarSession(t: { teardown(fn: () => unknown): void }) {
     await h.stop();
   });
   return { h, session };
+}
+
+/** A bare GrpcServer serving `method` on 127.0.0.1, and a raw HTTP/2 session to it; both closed at teardown. */
+async function bareServer(t: { teardown(fn: () => unknown): void }, method: Method<Buffer, Buffer>, options: Partial<GrpcServerOptions> = {}) {
+  const server = new GrpcServer({ maxReceiveMessageBytes: 1024, maxSessionMemoryMiB: 8, maxStreamsPerConnection: 0, onRotate() {}, ...options });
+  server.add(method);
+  const session = connect(`http://${await server.bind("127.0.0.1:0")}`);
+  session.on("error", () => {});
+  t.teardown(async () => {
+    session.close();
+    await server.shutdown(100);
+  });
+  return { server, session };
 }
 
 test("grpc server › given one request_headers message, then one reply, grpc-status 0 in trailers, content-type application/grpc", async (t) => {
@@ -131,14 +144,7 @@ test("grpc server › given a message above the receive limit, then RESOURCE_EXH
     path: "/test.Echo/Echo", decode: (b) => Buffer.from(b), encode: (m) => m,
     open: (call) => ({ onMessage: (m) => (seen++, call.write(m)), onHalfClose: () => call.end(), onReadError: (e) => call.fail(e.code, e.details), onCancel() {} }),
   };
-  const server = new GrpcServer({ maxReceiveMessageBytes: 16, maxSessionMemoryMiB: 8, maxStreamsPerConnection: 0, onRotate() {} });
-  server.add(echo);
-  const address = await server.bind("127.0.0.1:0");
-  const session = connect(`http://${address}`);
-  t.teardown(async () => {
-    session.close();
-    await server.shutdown(100);
-  });
+  const { session } = await bareServer(t, echo, { maxReceiveMessageBytes: 16 });
   const small = await exchange(session, [frameMessage(Buffer.from("ok"))], { ":path": "/test.Echo/Echo" });
   t.deepEqual(small.messages.map(String), ["ok"]);
   const big = await exchange(session, [frameMessage(Buffer.alloc(17))], { ":path": "/test.Echo/Echo" });
@@ -177,11 +183,7 @@ test("grpc server › given a call in flight, when shut down with grace, then it
     path: "/test.Held/Held", decode: (b) => Buffer.from(b), encode: (m) => m,
     open: (call) => ({ onMessage: (m) => release.push(() => (call.write(m), call.end())), onHalfClose() {}, onReadError() {}, onCancel() {} }),
   };
-  const server = new GrpcServer({ maxReceiveMessageBytes: 1024, maxSessionMemoryMiB: 8, maxStreamsPerConnection: 0, onRotate() {} });
-  server.add(held);
-  const address = await server.bind("127.0.0.1:0");
-  const session = connect(`http://${address}`);
-  session.on("error", () => {});
+  const { server, session } = await bareServer(t, held);
   const graceful = exchange(session, [frameMessage(Buffer.from("a"))], { ":path": "/test.Held/Held" });
   const cut = exchange(session, [frameMessage(Buffer.from("b"))], { ":path": "/test.Held/Held" });
   cut.catch(() => {});
@@ -236,14 +238,7 @@ test("grpc server › given a handler that throws, then that call ends INTERNAL,
       onHalfClose: () => call.end(), onReadError() {}, onCancel() {},
     }),
   };
-  const server = new GrpcServer({ maxReceiveMessageBytes: 1024, maxSessionMemoryMiB: 8, maxStreamsPerConnection: 0, onRotate() {}, onHandlerError: (e) => reported.push(e.message) });
-  server.add(fragile);
-  const address = await server.bind("127.0.0.1:0");
-  const session = connect(`http://${address}`);
-  t.teardown(async () => {
-    session.close();
-    await server.shutdown(100);
-  });
+  const { session } = await bareServer(t, fragile, { onHandlerError: (e) => reported.push(e.message) });
   const path = { ":path": "/test.Fragile/Echo" };
   // when one call carries "boom"
   const failed = await exchange(session, [frameMessage(Buffer.from("boom"))], path);
