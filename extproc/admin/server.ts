@@ -3,6 +3,7 @@
 // Bodies are size-limited; handler errors become 500 JSON; refused callers get 403 before any handler runs.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { splitHostPort } from "../host-port.js";
 import type { Logger } from "../log.js";
 import { type AdminAccess, checkAccess, DEFAULT_ACCESS } from "./access.js";
 
@@ -73,9 +74,7 @@ export class AdminServer {
   }
 
   async listen(hostPort: string): Promise<AddressInfo> {
-    const idx = hostPort.lastIndexOf(":");
-    const host = hostPort.slice(0, idx).replace(/^\[|\]$/g, "");
-    const port = Number(hostPort.slice(idx + 1));
+    const { host, port } = splitHostPort(hostPort);
     await new Promise<void>((resolve, reject) => {
       this.server.once("error", reject);
       this.server.listen(port, host, () => {

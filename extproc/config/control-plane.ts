@@ -1,6 +1,7 @@
 // The embedded control plane's settings: one table of flags with their defaults, and the typed config.
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
+import { splitHostPort } from "../host-port.js";
 import { DEFAULT_KUMA_VERSION } from "../kuma-rest/kuma-version.js";
 import { type FlagSpec, type FlagValues, type ParsedArgs, resolveFlags, pinnedKumaVersion } from "./flags.js";
 
@@ -42,7 +43,7 @@ function isLoopbackIp(ip: string): boolean {
  * of which is loopback (localhost). A name that does not resolve, or merely starts with "127.", is not.
  */
 export async function listensOnLoopbackOnly(hostPort: string): Promise<boolean> {
-  const host = hostPort.slice(0, hostPort.lastIndexOf(":")).replace(/^\[|\]$/g, "");
+  const { host } = splitHostPort(hostPort);
   if (isIP(host)) return isLoopbackIp(host);
   try {
     const addresses = await lookup(host, { all: true });

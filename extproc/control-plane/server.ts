@@ -2,6 +2,7 @@
 // dataplane lifecycle and long-poll notifier to the Kuma-shaped routes.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { splitHostPort } from "../host-port.js";
 import { DEFAULT_KUMA_VERSION, type KumaVersion } from "../kuma-rest/kuma-version.js";
 import type { Logger } from "../log.js";
 import { DataplaneRegistry } from "./dataplanes.js";
@@ -122,9 +123,7 @@ async function handle(ctx: RouteContext, metrics: ControlPlaneMetrics, log: Logg
 }
 
 function listen(server: Server, hostPort: string): Promise<AddressInfo> {
-  const idx = hostPort.lastIndexOf(":");
-  const host = hostPort.slice(0, idx).replace(/^\[|\]$/g, "");
-  const port = Number(hostPort.slice(idx + 1));
+  const { host, port } = splitHostPort(hostPort);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {

@@ -6,6 +6,7 @@ import { connect } from "node:net";
 import {
   constants as h2, createServer, type Http2Server, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream, type ServerStreamResponseOptions,
 } from "node:http2";
+import { splitHostPort } from "../host-port.js";
 import { encodeGrpcMessage, frameMessage, GrpcError, GrpcStatus, type GrpcStatusCode, MessageReader } from "./grpc-wire.js";
 
 /** What a method's handler sees of its call. */
@@ -220,10 +221,11 @@ export function unaryMethod<Req, Res>(path: string, codec: { decode(b: Uint8Arra
 /** "host:port" (host may be [v6]) or "unix:/path" → what net listen takes. */
 function listenTarget(address: string): { path: string } | { host: string; port: number } {
   if (address.startsWith("unix:")) return { path: address.slice("unix:".length) };
-  const colon = address.lastIndexOf(":");
-  const port = Number(address.slice(colon + 1));
-  if (colon < 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`gRPC listen address ${JSON.stringify(address)} is not host:port or unix:/path`);
-  return { host: address.slice(0, colon).replace(/^\[(.*)\]$/, "$1"), port };
+  const target = splitHostPort(address);
+  if (!address.includes(":") || !Number.isInteger(target.port) || target.port < 0 || target.port > 65535) {
+    throw new Error(`gRPC listen address ${JSON.stringify(address)} is not host:port or unix:/path`);
+  }
+  return target;
 }
 
 /** True when `path` is a Unix socket nobody accepts on (left by a process that died). */
