@@ -13,8 +13,6 @@ import { encodeGrpcMessage, frameMessage, GrpcError, GrpcStatus, type GrpcStatus
 export interface ServerCall<Res> {
   /** A request metadata value (an HTTP/2 request header), or undefined. */
   metadata(key: string): string | undefined;
-  /** The client reset the stream before the call finished. */
-  readonly cancelled: boolean;
   write(message: Res): void;
   /** Finishes the call with OK. */
   end(): void;
@@ -74,7 +72,6 @@ class Http2Call<Req, Res> implements ServerCall<Res> {
   private readonly handler: CallHandler<Req>;
   private headersSent = false;
   private finished = false;
-  private reset = false;
   private trailers = OK_TRAILERS;
 
   constructor(
@@ -95,10 +92,6 @@ class Http2Call<Req, Res> implements ServerCall<Res> {
   metadata(key: string): string | undefined {
     const value = this.headers[key];
     return Array.isArray(value) ? value[0] : value;
-  }
-
-  get cancelled(): boolean {
-    return this.reset;
   }
 
   write(message: Res): void {
@@ -178,7 +171,6 @@ class Http2Call<Req, Res> implements ServerCall<Res> {
   private onClose(): void {
     if (this.finished) return;
     this.finished = true;
-    this.reset = true;
     this.handler.onCancel();
   }
 }

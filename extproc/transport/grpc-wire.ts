@@ -5,14 +5,11 @@
 /** The gRPC status codes this server sends (grpc/doc/statuscodes.md). */
 export const GrpcStatus = {
   OK: 0,
-  CANCELLED: 1,
-  UNKNOWN: 2,
   INVALID_ARGUMENT: 3,
   NOT_FOUND: 5,
   RESOURCE_EXHAUSTED: 8,
   UNIMPLEMENTED: 12,
   INTERNAL: 13,
-  UNAVAILABLE: 14,
 } as const;
 export type GrpcStatusCode = (typeof GrpcStatus)[keyof typeof GrpcStatus];
 
