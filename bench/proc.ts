@@ -38,6 +38,13 @@ export function cpuMicros(pid: number): number {
  */
 export const IDLE_SETTLE_MS = 15_000;
 
+/**
+ * After the settle wait, how long the footprint bench reads an idle process's CPU before reading the RSS its
+ * goal compares: a second chance for V8's memory reducer, which retries 8 s after a try that found the process
+ * allocating (bench/footprint.ts readIdle).
+ */
+export const IDLE_WINDOW_MS = 15_000;
+
 /** Resident set size, MiB. */
 export function rssMiB(pid: number): number {
   try {

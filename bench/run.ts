@@ -10,7 +10,7 @@ import { ensureH2load } from "./h2load.js";
 import { loadAvgNow, machineInfo } from "./machine.js";
 import { memoryRows } from "./memory.js";
 import { benchPolicy } from "./policy.js";
-import { IDLE_SETTLE_MS, pinningNote } from "./proc.js";
+import { IDLE_SETTLE_MS, IDLE_WINDOW_MS, pinningNote } from "./proc.js";
 import { consoleText, markdown, type Section, type Summary } from "./summary.js";
 import { benchSwap } from "./swap.js";
 import { benchThroughput } from "./throughput.js";
@@ -36,8 +36,8 @@ const CLOSE = quick
   ? { requests: 1500, inFlight: 64, policies: 1000, quietMaxMs: 0, full: false }
   : { requests: 6000, inFlight: 64, policies: 1000, quietMaxMs: 3000, full: true };
 const FOOTPRINT = quick
-  ? { sizes: [1000, 10_000], selecting: 100, settleMs: 1000, soak: { requests: 100_000, changeEvery: 10_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 2, reps: 2 } }
-  : { sizes: [1000, 10_000, 100_000], selecting: 100, settleMs: IDLE_SETTLE_MS, soak: { requests: 1_000_000, changeEvery: 100_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 5, reps: 3 } };
+  ? { sizes: [1000, 10_000], selecting: 100, settleMs: 1000, idleWindowMs: 1000, soak: { requests: 100_000, changeEvery: 10_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 2, reps: 2 } }
+  : { sizes: [1000, 10_000, 100_000], selecting: 100, settleMs: IDLE_SETTLE_MS, idleWindowMs: IDLE_WINDOW_MS, soak: { requests: 1_000_000, changeEvery: 100_000, inFlight: 64, policies: 1000 }, runtime: { inFlight: 64, durationS: 5, reps: 3 } };
 const SWAP = quick ? { policies: 10_000, inFlight: 16, durationMs: 5000, swapAtMs: 2500, warmupMs: 1000 } : { policies: 10_000, inFlight: 16, durationMs: 20_000, swapAtMs: 10_000, warmupMs: 2000 };
 
 const CP_SCALE = { sidecars: [100, 1000], policies: 2000, durationS: quick ? 10 : 20, getsPerSecond: 20 };
@@ -115,7 +115,7 @@ if (cps) sections.push({
 
 if (tp) sections.push({
   title: "5. Memory",
-  notes: ["RSS (/proc/<pid>/status VmRSS) of the throughput bench's processes: 1 s after start with no traffic, and the peak sampled every 250 ms during the highest in-flight runs, against the echo server in the same state."],
+  notes: [`RSS (/proc/<pid>/status VmRSS) of the throughput bench's processes: ${THROUGHPUT.idleSettleMs / 1000} s after the last of them started, with no traffic yet (section 6 reads idle RSS later, after V8's memory reducer has had a second chance), and the peak sampled every 250 ms during the highest in-flight runs, against the echo server in the same state.`],
   tables: [],
   rows: memoryRows(tp),
 });
@@ -124,7 +124,7 @@ const fp = runs("footprint") ? await benchFootprint(FOOTPRINT, progress) : undef
 if (fp) sections.push({
   title: "6. Footprint per pod: memory with the mesh's size, and a soak",
   notes: [
-    `Scale: a sidecar started on a directory of N mesh policies of which ${FOOTPRINT.selecting} select it (bench/policy-files.ts with \`selecting\`), idle RSS ${FOOTPRINT.settleMs / 1000} s after the set is in force (once V8's memory reducer has run), against the echo server's idle RSS ${FOOTPRINT.settleMs / 1000} s after its start, in the same run; idle CPU = utime+stime over the next 10 s ÷ 10 s (ms of CPU per second = ‰ of one core; /proc counts in 10 ms ticks); then a new N-policy set (every policy renamed and changed) is renamed in, no load: write → "policy set in force" (150 ms debounce + read + parse + validate + select + compile), and RSS ${FOOTPRINT.settleMs / 1000} s later. Only policies that can select the dataplane are held and compiled (extproc/policy/select.ts), so what grows with N is reading and parsing, not what is kept.`,
+    `Scale: a sidecar started on a directory of N mesh policies of which ${FOOTPRINT.selecting} select it (bench/policy-files.ts with \`selecting\`), RSS read ${FOOTPRINT.settleMs / 1000} s after the set is in force, then idle CPU = utime+stime over the next ${FOOTPRINT.idleWindowMs / 1000} s ÷ ${FOOTPRINT.idleWindowMs / 1000} s (ms of CPU per second = ‰ of one core; /proc counts in 10 ms ticks), and idle RSS at the end of that window, ${(FOOTPRINT.settleMs + FOOTPRINT.idleWindowMs) / 1000} s after the load; the echo server is read the same way from its start, in the same run. The goal compares idle RSS: V8 gives back the young generation grown during start-up and the load (8 MiB with the shipped 4 MiB semi-spaces) only when its memory reducer runs, 8 s after the last full GC if the process is allocating little then and else 8 s later, so the first read may come before it, the second comes after its second try. Then a new N-policy set (every policy renamed and changed) is renamed in, no load: write → "policy set in force" (150 ms debounce + read + parse + validate + select + compile), and RSS ${FOOTPRINT.settleMs / 1000} s later. Only policies that can select the dataplane are held and compiled (extproc/policy/select.ts), so what grows with N is reading and parsing, not what is kept.`,
     `Soak: h2load, ${FOOTPRINT.soak.inFlight} in flight, ${FOOTPRINT.soak.requests} requests to the echo server and to a sidecar with ${FOOTPRINT.soak.policies} policies, in chunks of ${FOOTPRINT.soak.changeEvery} alternating the two servers; after each sidecar chunk a new policy set is renamed in. RSS read after each chunk (and sampled every 250 ms during the sidecar's). Goal: RSS at the end ≤ 1.1 × RSS after the first fifth of the requests.`,
     "The sidecar runs with the runtime settings it ships with (extproc/config/runtime.ts: envoy/Dockerfile and `meshext inject` set them), here and in sections 1–5; the echo baseline with Node's and glibc's defaults. The settings table runs the same 10 000-policy sidecar as shipped, with Node's and glibc's defaults, and as shipped but without the young-generation flag, interleaved (h2load, no warm-up), to show what each costs and saves.",
   ],
