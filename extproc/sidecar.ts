@@ -9,6 +9,7 @@ import type { SidecarConfig } from "./config/sidecar.js";
 import { ALLOW_ALL, type Decider } from "./decision.js";
 import { startDecisionLog } from "./decision-log/recorder.js";
 import type { DataplaneLifecycle } from "./dataplane-lifecycle.js";
+import { startIdleTrim } from "./idle-trim.js";
 import type { Logger } from "./log.js";
 import { collectProcessMetrics } from "./process-metrics.js";
 import { createPolicyPlane } from "./policy-plane.js";
@@ -98,6 +99,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
     throw error;
   }
   await policy.start();
+  const idleTrim = startIdleTrim({ registry, log: log.child({ component: "runtime" }) });
   const adminHost = adminInfo.family === "IPv6" ? `[${adminInfo.address}]` : adminInfo.address;
   const adminAddress = `${adminHost}:${adminInfo.port}`;
 
@@ -119,6 +121,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
     stop(graceMs = 5000) {
       stopped ??= (async () => {
         health.closeWatchers();
+        idleTrim.stop();
         await Promise.all([grpc.shutdown(graceMs), admin.close(), policy.stop()]);
         await decisionLog?.close();
       })();

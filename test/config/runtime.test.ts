@@ -19,13 +19,17 @@ function meshextStage(): string {
   return dockerfile.slice(start + 1, dockerfile.indexOf("AS envoy"));
 }
 
-test("runtime › Node accepts the shipped NODE_OPTIONS and applies the semi-space size", (t) => {
-  // given the shipped environment; when node reports its young generation; then it starts and the space is at most 3 semi-spaces
-  const r = spawnSync(process.execPath, ["-e", "console.log(require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size)"], { env: { ...process.env, ...SIDECAR_ENV }, encoding: "utf8" });
+test("runtime › Node accepts the shipped NODE_OPTIONS, applies the semi-space size and exposes the collection the idle trim runs", (t) => {
+  // given the shipped environment; when node reports its young generation and whether gc() exists
+  const probe = "console.log(JSON.stringify({ young: require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size, gc: typeof gc }))";
+  const r = spawnSync(process.execPath, ["-e", probe], { env: { ...process.env, ...SIDECAR_ENV }, encoding: "utf8" });
+  // then it starts, the space is at most 3 semi-spaces, and extproc/idle-trim.ts finds its collection
   t.is(r.status, 0, r.stderr);
+  const reported = JSON.parse(r.stdout) as { young: number; gc: string };
   const semiMiB = Number(/--max-semi-space-size=(\d+)/.exec(SIDECAR_ENV.NODE_OPTIONS ?? "")?.[1]);
   t.true(semiMiB > 0, "a semi-space size is shipped");
-  t.true(Number(r.stdout) <= 3 * semiMiB * 1024 * 1024, `new space ${r.stdout.trim()} bytes`);
+  t.true(reported.young <= 3 * semiMiB * 1024 * 1024, `new space ${reported.young} bytes`);
+  t.is(reported.gc, "function");
 });
 
 test("runtime › envoy/Dockerfile's meshext stage sets every shipped variable, on a glibc base image", (t) => {
