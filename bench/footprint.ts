@@ -1,7 +1,7 @@
 // Item 6: what one sidecar costs per pod. A scale table (idle RSS and set-swap time at growing mesh sizes with
 // the same policies selecting this dataplane) against the echo server's idle RSS, and a soak: a long
 // request run with a policy-set change every chunk, RSS sampled throughout, echo and sidecar interleaved.
-import { SIDECAR_ENV } from "../extproc/config/runtime.js";
+import { SIDECAR_ENV, SIDECAR_NODE_FLAGS } from "../extproc/config/runtime.js";
 import { runH2load } from "./h2load.js";
 import { policyFiles, replacePolicyFiles } from "./policy-files.js";
 import { CpuWindow, rssMiB, sleep } from "./proc.js";
@@ -19,7 +19,7 @@ export interface FootprintOptions {
   /** Then CPU is read over this window, and idle RSS at its end (see readIdle). */
   idleWindowMs: number;
   soak: { requests: number; changeEvery: number; inFlight: number; policies: number };
-  /** The shipped runtime settings against the defaults and against shipped-without-the-young-generation-flag: interleaved h2load runs on a 10 000-policy sidecar. */
+  /** The shipped runtime settings against the defaults and against shipped without each Node flag: interleaved h2load runs on a 10 000-policy sidecar. */
   runtime: { inFlight: number; durationS: number; reps: number };
 }
 
@@ -101,10 +101,10 @@ export async function benchFootprint(o: FootprintOptions, progress: (msg: string
     }
   }
   const soak = await soakRun(o.soak, progress);
-  const runtime = await runtimeEffect(o.runtime, o.settleMs, progress);
+  const runtime = await runtimeEffect(o.runtime, o.settleMs + o.idleWindowMs, progress);
   return {
     tables: [
-      { header: ["sidecar runtime settings", "idle RSS MiB", "peak RSS MiB", "req/s", "server CPU µs/req", "p99 ms"], rows: runtime.table },
+      { header: ["sidecar runtime settings", `idle RSS MiB (${(o.settleMs + o.idleWindowMs) / 1000} s after start)`, `idle RSS MiB (${(o.settleMs + o.idleWindowMs) / 1000} s after the traffic)`, "peak RSS MiB", "req/s", "server CPU µs/req", "p99 ms"], rows: runtime.table },
       { header: ["mesh policies", "kept (select this dataplane)", `RSS ${o.settleMs / 1000} s after the load MiB (echo: ${fmt(echoIdle.settledRss)})`, `idle RSS MiB (${(o.settleMs + o.idleWindowMs) / 1000} s; echo: ${fmt(echoIdle.idleRss)})`, "÷ idle echo", "idle CPU ms/s (echo: " + fmt(echoIdle.idleCpu, 2) + ")", "RSS peak during the swap MiB", "RSS after the swap MiB", "swap write → in force ms"], rows: scale },
       { header: ["after requests", "echo RSS MiB", "sidecar RSS MiB", "sidecar RSS peak in chunk MiB", "sidecar policy set"], rows: soak.table },
     ],
@@ -160,24 +160,30 @@ async function soakRun(o: FootprintOptions["soak"], progress: (msg: string) => v
 
 /** The shipped environment as `NAME=value` words. */
 const SHIPPED = Object.entries(SIDECAR_ENV).map(([k, v]) => `${k}=${v}`).join(" ");
-/** The shipped environment without the young-generation flag. */
-const WITHOUT_SEMI_SPACE = Object.fromEntries(Object.entries(SIDECAR_ENV).filter(([k]) => k !== "NODE_OPTIONS"));
+
+/** The shipped environment with one Node flag left out of NODE_OPTIONS. */
+function shippedWithout(flag: string): Record<string, string> {
+  return { ...SIDECAR_ENV, NODE_OPTIONS: SIDECAR_NODE_FLAGS.filter((f) => f !== flag).join(" ") };
+}
 
 /**
  * Effect of the shipped runtime settings: the same sidecar (10 000 policies) as shipped, with Node's and glibc's
- * defaults, and without the young-generation flag, interleaved.
+ * defaults, and without each Node flag, interleaved. Idle RSS is read twice: after the start (as the scale table
+ * reads it) and again `settleMs + idleWindowMs` after the last h2load run, once traffic has grown the young
+ * generation.
  */
-async function runtimeEffect(o: FootprintOptions["runtime"], settleMs: number, progress: (msg: string) => void): Promise<{ table: string[][]; rows: BenchRow[] }> {
+async function runtimeEffect(o: FootprintOptions["runtime"], idleMs: number, progress: (msg: string) => void): Promise<{ table: string[][]; rows: BenchRow[] }> {
   const variants = [
-    { label: `${SHIPPED} (shipped)`, env: SIDECAR_ENV },
-    { label: "Node and glibc defaults", env: {} },
-    { label: "shipped without NODE_OPTIONS=--max-semi-space-size=4", env: WITHOUT_SEMI_SPACE },
+    { label: `${SHIPPED} (shipped)`, short: "shipped", env: SIDECAR_ENV },
+    { label: "Node and glibc defaults", short: "Node and glibc defaults", env: {} },
+    { label: "shipped without --max-semi-space-size=4", short: "without --max-semi-space-size=4", env: shippedWithout("--max-semi-space-size=4") },
+    { label: "shipped without --expose-gc (no idle trim)", short: "without --expose-gc", env: shippedWithout("--expose-gc") },
   ];
   const procs: ServerProc[] = [];
   try {
     for (const v of variants) procs.push(await startSidecarProc({ policies: 10_000, env: v.env, maxStreamsPerConnection: 0 }));
-    await sleep(settleMs);
-    const results = procs.map((p) => ({ idle: rssMiB(p.pid), peak: 0, rps: [] as number[], cpu: [] as number[], p99: [] as number[] }));
+    await sleep(idleMs);
+    const results = procs.map((p) => ({ idle: rssMiB(p.pid), idleAfterTraffic: 0, peak: 0, rps: [] as number[], cpu: [] as number[], p99: [] as number[] }));
     for (let rep = 0; rep < o.reps; rep++) {
       for (const [i, p] of procs.entries()) {
         progress(`runtime options: ${variants[i]!.label}, rep ${rep + 1}/${o.reps}`);
@@ -190,16 +196,22 @@ async function runtimeEffect(o: FootprintOptions["runtime"], settleMs: number, p
         r.p99.push(h.latenciesMs[Math.floor(h.latenciesMs.length * 0.99)] ?? NaN);
       }
     }
-    const [shipped, defaults, semi] = results.map((r) => ({ idle: r.idle, peak: r.peak, rps: median(r.rps), cpu: median(r.cpu), p99: median(r.p99) }));
-    const table = [shipped!, defaults!, semi!].map((r, i) => [variants[i]!.label, fmt(r.idle), fmt(r.peak), fmt(r.rps, 0), fmt(r.cpu, 0), fmt(r.p99, 2)]);
+    progress("runtime options: idle after the traffic");
+    await sleep(idleMs);
+    for (const [i, p] of procs.entries()) results[i]!.idleAfterTraffic = rssMiB(p.pid);
+    const summary = results.map((r) => ({ idle: r.idle, idleAfterTraffic: r.idleAfterTraffic, peak: r.peak, rps: median(r.rps), cpu: median(r.cpu), p99: median(r.p99) }));
+    const table = summary.map((r, i) => [variants[i]!.label, fmt(r.idle), fmt(r.idleAfterTraffic), fmt(r.peak), fmt(r.rps, 0), fmt(r.cpu, 0), fmt(r.p99, 2)]);
+    const shipped = summary[0]!;
     const rows: BenchRow[] = [];
-    for (const [other, label] of [[defaults!, "Node and glibc defaults"], [semi!, "without --max-semi-space-size=4"]] as const) {
-      const what = `sidecar as shipped vs ${label} (10000 policies, ${o.inFlight} in flight)`;
+    for (const [i, other] of summary.entries()) {
+      if (i === 0) continue;
+      const what = `sidecar as shipped vs ${variants[i]!.short} (10000 policies, ${o.inFlight} in flight)`;
       rows.push(
-        { name: `idle RSS, ${what}`, value: shipped!.idle, unit: "MiB RSS", baseline: other.idle, ratio: shipped!.idle / other.idle },
-        { name: `peak RSS, ${what}`, value: shipped!.peak, unit: "MiB RSS", baseline: other.peak, ratio: shipped!.peak / other.peak },
-        { name: `req/s, ${what}`, value: shipped!.rps, unit: "req/s", baseline: other.rps, ratio: shipped!.rps / other.rps },
-        { name: `server CPU, ${what}`, value: shipped!.cpu, unit: "µs/req", baseline: other.cpu, ratio: shipped!.cpu / other.cpu },
+        { name: `idle RSS, ${what}`, value: shipped.idle, unit: "MiB RSS", baseline: other.idle, ratio: shipped.idle / other.idle },
+        { name: `idle RSS after the traffic, ${what}`, value: shipped.idleAfterTraffic, unit: "MiB RSS", baseline: other.idleAfterTraffic, ratio: shipped.idleAfterTraffic / other.idleAfterTraffic },
+        { name: `peak RSS, ${what}`, value: shipped.peak, unit: "MiB RSS", baseline: other.peak, ratio: shipped.peak / other.peak },
+        { name: `req/s, ${what}`, value: shipped.rps, unit: "req/s", baseline: other.rps, ratio: shipped.rps / other.rps },
+        { name: `server CPU, ${what}`, value: shipped.cpu, unit: "µs/req", baseline: other.cpu, ratio: shipped.cpu / other.cpu },
       );
     }
     return { table, rows };
