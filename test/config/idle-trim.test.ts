@@ -1,5 +1,5 @@
 // idle trim › the sidecar gives V8's young generation back once it has been quiet: the decision (pure), the
-// timer and collection with a fake heap, and a real sidecar process started with the shipped NODE_OPTIONS.
+// timer and collection with a fake process, and a real sidecar process started with the shipped NODE_OPTIONS.
 import test from "ava";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -8,68 +8,66 @@ import { dirname, join } from "node:path";
 import { Registry } from "prom-client";
 import { writePolicyDir } from "../../bench/policy-files.js";
 import { SIDECAR_ENV } from "../../extproc/config/runtime.js";
-import { IDLE_TRIM, IdleTrimPolicy, startIdleTrim, type YoungGeneration } from "../../extproc/idle-trim.js";
+import { IDLE_TRIM, IdleTrimPolicy, type ProcessSample, startIdleTrim } from "../../extproc/idle-trim.js";
 import { silentLogger } from "../../extproc/log.js";
 import { CLI_PATH, watchProcess } from "../drain/meshext-process.js";
 
 const MiB = 1024 * 1024;
 const GROWN = 8 * MiB;
-const grown = (usedBytes: number): YoungGeneration => ({ committedBytes: GROWN, usedBytes });
+/** A reading with the young generation grown, the process having used `cpuMs` of CPU so far. */
+const grown = (cpuMs: number): ProcessSample => ({ cpuMicros: cpuMs * 1000, youngCommittedBytes: GROWN });
+const QUIET_MS = IDLE_TRIM.quietMaxCpuMicros / 1000;
 
-test("idle trim › given a grown young generation, when two checks in a row see little allocated, then the second asks for a trim", (t) => {
+test("idle trim › given a grown young generation, when two checks in a row see the process nearly idle, then the second asks for a trim", (t) => {
   const policy = new IdleTrimPolicy();
-  t.false(policy.check(grown(1 * MiB)), "the first reading has nothing to compare with");
-  t.false(policy.check(grown(1 * MiB + 100_000)), "one quiet check is not enough");
-  t.true(policy.check(grown(1 * MiB + 200_000)));
+  t.false(policy.check(grown(1000)), "the first reading has nothing to compare with");
+  t.false(policy.check(grown(1005)), "one quiet check is not enough");
+  t.true(policy.check(grown(1010)));
 });
 
-test("idle trim › given allocation above the quiet limit, or a collection between two checks, then the quiet count starts again", (t) => {
+test("idle trim › given a check that saw more CPU than the quiet limit, then the quiet count starts again", (t) => {
   const policy = new IdleTrimPolicy();
   policy.check(grown(0));
-  policy.check(grown(100));
-  // when more than the limit was allocated since the last check, then not quiet
-  t.false(policy.check(grown(100 + IDLE_TRIM.quietMaxAllocatedBytes + 1)));
-  t.false(policy.check(grown(200 + IDLE_TRIM.quietMaxAllocatedBytes + 1)), "one quiet check after the burst");
-  // when the used size dropped (V8 collected in between: how much was allocated is unknown), then not quiet either
-  t.false(policy.check(grown(50)));
-  t.false(policy.check(grown(60)));
-  t.true(policy.check(grown(70)));
-  // but a drop within V8's allocation-buffer accounting is quiet
-  const accounting = new IdleTrimPolicy();
-  accounting.check(grown(1 * MiB));
-  t.false(accounting.check(grown(1 * MiB - 10_000)));
-  t.true(accounting.check(grown(1 * MiB - 20_000)));
+  policy.check(grown(1));
+  // when the process was busy since the last check (serving, loading a set), then not quiet
+  t.false(policy.check(grown(2 + QUIET_MS)));
+  t.false(policy.check(grown(3 + QUIET_MS)), "one quiet check after the busy one");
+  t.true(policy.check(grown(4 + QUIET_MS)));
+  // and exactly the limit still counts as quiet
+  const edge = new IdleTrimPolicy();
+  edge.check(grown(0));
+  edge.check(grown(QUIET_MS));
+  t.true(edge.check(grown(2 * QUIET_MS)));
 });
 
 test("idle trim › given a young generation at its starting size, then a quiet process is left alone", (t) => {
   const policy = new IdleTrimPolicy();
-  const small = (usedBytes: number) => ({ committedBytes: IDLE_TRIM.grownAboveBytes, usedBytes });
-  for (let i = 0; i < 5; i++) t.false(policy.check(small(i)));
+  for (let i = 0; i < 5; i++) t.false(policy.check({ cpuMicros: i, youngCommittedBytes: IDLE_TRIM.grownAboveBytes }));
 });
 
-test("idle trim › given a trim after which V8 kept the space, then it is not retried until allocation resumes and stops again", (t) => {
+test("idle trim › given a trim after which V8 kept the space, then it is not retried until the process is busy and goes quiet again", (t) => {
   const policy = new IdleTrimPolicy();
   policy.check(grown(0));
-  policy.check(grown(10));
-  t.true(policy.check(grown(20)));
-  policy.trimmed(grown(0)); // V8 kept its 8 MiB
-  for (let i = 1; i <= 4; i++) t.false(policy.check(grown(i)), `quiet check ${i} after the trim`);
-  // when traffic allocates, then stops for two checks, then it trims again
-  t.false(policy.check(grown(5 * MiB)));
-  t.false(policy.check(grown(5 * MiB + 1)));
-  t.true(policy.check(grown(5 * MiB + 2)));
+  policy.check(grown(1));
+  t.true(policy.check(grown(2)));
+  policy.trimmed(grown(20)); // the collection's own CPU is not activity; V8 kept its 8 MiB
+  for (let i = 1; i <= 4; i++) t.false(policy.check(grown(20 + i)), `quiet check ${i} after the trim`);
+  // when traffic comes and goes, then it trims again after two quiet checks
+  t.false(policy.check(grown(1000)));
+  t.false(policy.check(grown(1001)));
+  t.true(policy.check(grown(1002)));
 });
 
-test("idle trim › the timer reads the heap, runs one minor collection when quiet, and counts whether V8 gave the space back", async (t) => {
-  // given a fake heap that stays quiet at 8 MiB committed and shrinks to 1 MiB when collected
-  let young: YoungGeneration = { committedBytes: GROWN, usedBytes: 1000 };
+test("idle trim › the timer reads the process, runs one full collection when quiet, and counts whether V8 gave the space back", async (t) => {
+  // given a fake process that stays idle with 8 MiB of young generation, shrinking to 1 MiB when collected
+  let sample: ProcessSample = grown(1000);
   const collections: unknown[] = [];
   const registry = new Registry();
   const trim = startIdleTrim({
-    registry, log: silentLogger(), checkEveryMs: 10, read: () => young,
+    registry, log: silentLogger(), checkEveryMs: 10, read: () => sample,
     collect: (options) => {
       collections.push(options);
-      young = { committedBytes: 1 * MiB, usedBytes: 0 };
+      sample = { cpuMicros: sample.cpuMicros + 5000, youngCommittedBytes: 1 * MiB };
     },
   });
   t.true(trim.active);
@@ -78,8 +76,8 @@ test("idle trim › the timer reads the heap, runs one minor collection when qui
   for (let waitedMs = 0; collections.length === 0 && waitedMs < 5000; waitedMs += 10) await sleep(10);
   await sleep(100);
   trim.stop();
-  // then it collected once (young generation only) and the metric says the space shrank
-  t.deepEqual(collections, [{ type: "minor" }]);
+  // then it collected once and the metric says the space shrank
+  t.deepEqual(collections, [{ type: "major" }]);
   const metric = await registry.getSingleMetric("meshext_young_generation_trims_total")!.get();
   t.deepEqual(metric.values.map((v) => [v.labels.result, v.value]), [["shrunk", 1]]);
 });
@@ -116,8 +114,8 @@ test("idle trim › a sidecar started with the shipped NODE_OPTIONS gives its yo
   const trimmed = await proc.waitForLine((l) => l.msg === "young generation trimmed", 40_000);
   // then V8 gave the space back: the log, the counter and the heap gauge agree
   t.is(trimmed.result, "shrunk");
-  t.true(Number(trimmed.committedBytesBefore) > IDLE_TRIM.grownAboveBytes);
-  t.true(Number(trimmed.committedBytesAfter) <= IDLE_TRIM.grownAboveBytes);
+  t.true(Number(trimmed.youngBytesBefore) > IDLE_TRIM.grownAboveBytes);
+  t.true(Number(trimmed.youngBytesAfter) <= IDLE_TRIM.grownAboveBytes);
   const metrics = await (await fetch(`http://${String(listening.admin)}/metrics`)).text();
   t.regex(metrics, /^meshext_young_generation_trims_total\{result="shrunk"\} [1-9]/m);
   const young = Number(/^meshext_nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)/m.exec(metrics)?.[1]);
