@@ -30,6 +30,7 @@ export const TEST_GROUPS = {
   transport: ["test/transport/grpc-wire.test.ts", "test/transport/grpc-server.test.ts", "test/transport/cancel.test.ts", "test/properties/request-decoder.test.ts"],
   drain: ["test/drain/controller.test.ts"],
   atomic: ["test/control-plane/atomic-file.test.ts", "test/control-plane/kill9.test.ts", "test/control-plane/api.test.ts"],
+  runtime: ["test/config/idle-trim.test.ts"],
   inject: ["test/inject/patch.test.ts", "test/inject/container-patch.test.ts", "test/inject/fail-closed.test.ts", "test/inject/idempotence.test.ts", "test/inject/workloads.test.ts"],
 };
 
@@ -141,4 +142,9 @@ export const MUTATIONS = [
   m("inject: no annotation means no default patches", "inject", "extproc/inject/plan.ts", "return [...defaults];", "return [];"),
   m("inject: a longer grace period is lowered", "inject", "extproc/inject/plan.ts", 'if (!(typeof grace === "number" && grace >= rendered.terminationGracePeriodSeconds)) {', "if (true) {"),
   m("inject: re-injection rewrites equal containers", "inject", "extproc/inject/plan.ts", "if (!isDeepStrictEqual(original.get(item.name), item))", "if (true)"),
+  // idle trim (extproc/idle-trim.ts)
+  m("idle trim: a check at exactly the CPU limit counts as busy", "runtime", "extproc/idle-trim.ts", "sample.cpuMicros - last <= this.limits.quietMaxCpuMicros", "sample.cpuMicros - last < this.limits.quietMaxCpuMicros"),
+  m("idle trim: one quiet check is enough", "runtime", "extproc/idle-trim.ts", "this.quietChecks >= this.limits.quietChecks", "this.quietChecks >= 1"),
+  m("idle trim: trims a young generation that never grew", "runtime", "extproc/idle-trim.ts", "&& sample.youngCommittedBytes > this.limits.grownAboveBytes;", ";"),
+  m("idle trim: retried every quiet check after V8 kept the space", "runtime", "extproc/idle-trim.ts", "this.lastCpuMicros = after.cpuMicros; this.armed = false;", "this.lastCpuMicros = after.cpuMicros;"),
 ];
