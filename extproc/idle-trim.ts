@@ -112,8 +112,8 @@ export function startIdleTrim(options: IdleTrimOptions): IdleTrim {
   const policy = new IdleTrimPolicy();
   policy.check(read()); // the reading the first check compares with
   const timer = setInterval(() => {
-    if (!policy.check(read())) return;
     const before = read();
+    if (!policy.check(before)) return;
     collect({ type: "major" });
     const after = read();
     policy.trimmed(after);

@@ -10,6 +10,7 @@ import { writePolicyDir } from "../../bench/policy-files.js";
 import { SIDECAR_ENV } from "../../extproc/config/runtime.js";
 import { IDLE_TRIM, IdleTrimPolicy, type ProcessSample, startIdleTrim } from "../../extproc/idle-trim.js";
 import { silentLogger } from "../../extproc/log.js";
+import { eventually, sleep } from "../control-plane/helpers.js";
 import { CLI_PATH, watchProcess } from "../drain/meshext-process.js";
 
 const MiB = 1024 * 1024;
@@ -72,8 +73,7 @@ test("idle trim › the timer reads the process, runs one full collection when q
   });
   t.true(trim.active);
   // when it has run until its first collection, and for ten more checks
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  for (let waitedMs = 0; collections.length === 0 && waitedMs < 5000; waitedMs += 10) await sleep(10);
+  await eventually(() => collections.length > 0, 5000, 10);
   await sleep(100);
   trim.stop();
   // then it collected once and the metric says the space shrank
