@@ -1,0 +1,120 @@
+// Starts the Envoy of `meshext run` / `meshext up`: finds the binary, writes the bootstrap generated from the flags
+// and the Dataplane (unless the command line brings its own), has Envoy validate it, spawns Envoy and waits until
+// it is LIVE. A missing binary or a rejected bootstrap is a ConfigError (exit 2) in one readable message.
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import type { EnvoyConfig } from "../config/envoy.js";
+import { ConfigError } from "../config/flags.js";
+import type { SidecarConfig } from "../config/sidecar.js";
+import { EnvoyChild } from "../drain/envoy-child.js";
+import { envoyBootstrapYaml } from "../envoy-bootstrap/bootstrap.js";
+import { dataplaneNetworking, type DataplaneNetworking } from "../envoy-bootstrap/dataplane-networking.js";
+import { bootstrapOptions, type SidecarAddresses } from "../envoy-bootstrap/from-config.js";
+import { BOOTSTRAP_DEFAULTS } from "../envoy-bootstrap/options.js";
+import { envoyVersionOf, locateEnvoy, PACKAGE_ROOT } from "../envoy-binary.js";
+import type { Logger } from "../log.js";
+import { localDataplane } from "../policy-source/from-config.js";
+import { SERVICE_TAG } from "../policy/dataplane.js";
+import { envoyCommandLine, type EnvoyCommandLine } from "./command-line.js";
+import { untilEnvoyLive } from "./ready.js";
+import { validateBootstrap } from "./validate.js";
+
+/** The drain filter this installation built (asconfig.json's release target). */
+export const BUILT_WASM_PATH = join(PACKAGE_ROOT, "build", "meshext_drain.wasm");
+
+/** How long Envoy may take from spawn to LIVE before we say so (it goes on starting). */
+const LIVE_TIMEOUT_MS = 30_000;
+
+export interface EnvoyPlan {
+  binary: string;
+  version: string | undefined;
+  command: EnvoyCommandLine;
+  /** The generated bootstrap's path; undefined when the command line brings its own. */
+  bootstrapPath?: string;
+  /** Envoy's admin URL: generated, or --envoy-admin with the user's own bootstrap. */
+  adminUrl: string;
+  render(addresses: SidecarAddresses): string;
+}
+
+function onPath(command: string, env: NodeJS.ProcessEnv): string | undefined {
+  const candidates = command.includes("/") ? [command] : (env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => join(d, command));
+  return candidates.find((c) => {
+    try {
+      accessSync(c, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Everything decided before the sidecar starts: the binary, the bootstrap (rendered with the configured addresses
+ * and validated by Envoy), the admin URL. Throws ConfigError when Envoy cannot be started.
+ */
+export function planEnvoy(sidecar: SidecarConfig, envoy: EnvoyConfig, rest: readonly string[], env: NodeJS.ProcessEnv): EnvoyPlan {
+  const command = envoyCommandLine(rest);
+  let binary: string;
+  if (command.binary !== undefined) {
+    const found = onPath(command.binary, env);
+    if (!found) throw new ConfigError(`Envoy command not found: ${command.binary} (after --; omit it to use the Envoy meshext finds: MESHEXT_ENVOY, the pinned install, PATH)`);
+    binary = found;
+  } else {
+    const location = locateEnvoy(env);
+    if ("error" in location) throw new ConfigError(location.error);
+    binary = location.path;
+  }
+  const version = envoyVersionOf(binary);
+  if (command.ownBootstrap) {
+    const check = validateBootstrap(binary, command.args);
+    if (!check.ok) throw new ConfigError(`Envoy rejected its configuration:\n${check.message}`);
+    return { binary, version, command, adminUrl: sidecar.envoyAdmin, render: () => "" };
+  }
+  const wasmPath = envoy.wasmModule || BUILT_WASM_PATH;
+  if (!existsSync(wasmPath)) throw new ConfigError(`--wasm-module: ${wasmPath} does not exist${envoy.wasmModule ? "" : " (build it: npm run build:wasm)"}`);
+  for (const [flag, file] of [["--tls-cert", envoy.tlsCert], ["--tls-key", envoy.tlsKey], ["--tls-ca", envoy.tlsCa]] as const) {
+    if (file && !existsSync(file)) throw new ConfigError(`${flag}: ${file} does not exist`);
+  }
+  const local = localDataplane(sidecar);
+  let networking: DataplaneNetworking | undefined;
+  if (local.document) {
+    const read = dataplaneNetworking(local.document, BOOTSTRAP_DEFAULTS.appHost);
+    if ("violations" in read) throw new ConfigError(`--dataplane-file ${sidecar.dataplaneFile}: ${read.violations.map((v) => `${v.field}: ${v.message}`).join("; ")}`);
+    networking = read.networking;
+  }
+  const node = { id: local.dataplane.name, cluster: local.dataplane.inbounds[0]?.tags[SERVICE_TAG] ?? local.dataplane.name };
+  const render = (addresses: SidecarAddresses) => envoyBootstrapYaml(bootstrapOptions(sidecar, envoy, networking, addresses, node, wasmPath), "meshext run");
+  const bootstrapPath = envoy.bootstrapFile || join(mkdtempSync(join(tmpdir(), "meshext-envoy-")), "envoy.yaml");
+  mkdirSync(dirname(bootstrapPath), { recursive: true });
+  writeFileSync(bootstrapPath, render({ grpc: sidecar.grpcListen, admin: sidecar.adminListen }));
+  const check = validateBootstrap(binary, ["-c", bootstrapPath, ...command.args]);
+  if (!check.ok) throw new ConfigError(`Envoy rejected the generated bootstrap ${bootstrapPath}:\n${check.message}`);
+  return { binary, version, command, bootstrapPath, adminUrl: `http://${envoy.envoyAdminListen}`, render };
+}
+
+/** The Envoy arguments meshext adds: the bootstrap, and no hot restart (one Envoy per sidecar, as kuma-dp runs it). */
+function envoyArgs(plan: EnvoyPlan): string[] {
+  const hotRestart = plan.command.args.some((a) => a.startsWith("--base-id") || a.startsWith("--restart-epoch") || a === "--disable-hot-restart");
+  // Warnings and up, and the drain filter's own lines ("draining since …"), unless the command line picks a level.
+  const logLevel = plan.command.args.some((a) => a === "-l" || a.startsWith("--log-level") || a.startsWith("--component-log-level"));
+  return [
+    ...(plan.bootstrapPath ? ["-c", plan.bootstrapPath] : []),
+    ...(hotRestart ? [] : ["--disable-hot-restart"]),
+    ...(logLevel ? [] : ["--log-level", "warning", "--component-log-level", "wasm:info"]),
+    ...plan.command.args,
+  ];
+}
+
+/** Writes the bootstrap with the sidecar's bound addresses, spawns Envoy, and logs "envoy started" once it is LIVE. */
+export function startPlannedEnvoy(plan: EnvoyPlan, addresses: SidecarAddresses, killGraceMs: number, log: Logger): EnvoyChild {
+  if (plan.bootstrapPath) writeFileSync(plan.bootstrapPath, plan.render(addresses));
+  const child = EnvoyChild.start([plan.binary, ...envoyArgs(plan)], { killGraceMs, log });
+  if (plan.adminUrl) {
+    void untilEnvoyLive(plan.adminUrl, child.exited, LIVE_TIMEOUT_MS).then((live) => {
+      if (live) log.info({ pid: child.pid, version: plan.version, admin: plan.adminUrl, bootstrap: plan.bootstrapPath }, "envoy started");
+      else if (child.running) log.warn({ pid: child.pid, admin: plan.adminUrl, waitedMs: LIVE_TIMEOUT_MS }, "envoy is not LIVE yet");
+    });
+  }
+  return child;
+}
