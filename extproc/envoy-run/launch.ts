@@ -76,6 +76,20 @@ export function planEnvoy(sidecar: SidecarConfig, envoy: EnvoyConfig, rest: read
   for (const [flag, file] of [["--tls-cert", envoy.tlsCert], ["--tls-key", envoy.tlsKey], ["--tls-ca", envoy.tlsCa]] as const) {
     if (file && !existsSync(file)) throw new ConfigError(`${flag}: ${file} does not exist`);
   }
+  const render = bootstrapRenderer(sidecar, envoy, wasmPath, "meshext run");
+  const bootstrapPath = envoy.bootstrapFile || join(mkdtempSync(join(tmpdir(), "meshext-envoy-")), "envoy.yaml");
+  mkdirSync(dirname(bootstrapPath), { recursive: true });
+  writeFileSync(bootstrapPath, render({ grpc: sidecar.grpcListen, admin: sidecar.adminListen }));
+  const check = validateBootstrap(binary, ["-c", bootstrapPath, ...command.args]);
+  if (!check.ok) throw new ConfigError(`Envoy rejected the generated bootstrap ${bootstrapPath}:\n${check.message}`);
+  return { binary, version, command, bootstrapPath, adminUrl: `http://${envoy.envoyAdminListen}`, render };
+}
+
+/**
+ * The bootstrap for these flags, as a function of the sidecar's bound addresses: reads the Dataplane once (throws
+ * ConfigError with every violation of its networking) and checks --outbound-upstreams against it.
+ */
+export function bootstrapRenderer(sidecar: SidecarConfig, envoy: EnvoyConfig, wasmPath: string, generatedBy: string): (addresses: SidecarAddresses) => string {
   const local = localDataplane(sidecar);
   let networking: DataplaneNetworking | undefined;
   if (local.document) {
@@ -84,13 +98,9 @@ export function planEnvoy(sidecar: SidecarConfig, envoy: EnvoyConfig, rest: read
     networking = read.networking;
   }
   const node = { id: local.dataplane.name, cluster: local.dataplane.inbounds[0]?.tags[SERVICE_TAG] ?? local.dataplane.name };
-  const render = (addresses: SidecarAddresses) => envoyBootstrapYaml(bootstrapOptions(sidecar, envoy, networking, addresses, node, wasmPath), "meshext run");
-  const bootstrapPath = envoy.bootstrapFile || join(mkdtempSync(join(tmpdir(), "meshext-envoy-")), "envoy.yaml");
-  mkdirSync(dirname(bootstrapPath), { recursive: true });
-  writeFileSync(bootstrapPath, render({ grpc: sidecar.grpcListen, admin: sidecar.adminListen }));
-  const check = validateBootstrap(binary, ["-c", bootstrapPath, ...command.args]);
-  if (!check.ok) throw new ConfigError(`Envoy rejected the generated bootstrap ${bootstrapPath}:\n${check.message}`);
-  return { binary, version, command, bootstrapPath, adminUrl: `http://${envoy.envoyAdminListen}`, render };
+  const options = (addresses: SidecarAddresses) => bootstrapOptions(sidecar, envoy, networking, addresses, node, wasmPath);
+  options({ grpc: sidecar.grpcListen, admin: sidecar.adminListen }); // refuses bad --outbound-upstreams now
+  return (addresses) => envoyBootstrapYaml(options(addresses), generatedBy);
 }
 
 /** The Envoy arguments meshext adds: the bootstrap, and no hot restart (one Envoy per sidecar, as kuma-dp runs it). */
