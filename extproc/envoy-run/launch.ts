@@ -1,7 +1,7 @@
 // Starts the Envoy of `meshext run` / `meshext up`: finds the binary, writes the bootstrap generated from the flags
 // and the Dataplane (unless the command line brings its own), has Envoy validate it, spawns Envoy and waits until
 // it is LIVE. A missing binary or a rejected bootstrap is a ConfigError (exit 2) in one readable message.
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import type { EnvoyConfig } from "../config/envoy.js";
@@ -116,15 +116,47 @@ function envoyArgs(plan: EnvoyPlan): string[] {
   ];
 }
 
-/** Writes the bootstrap with the sidecar's bound addresses, spawns Envoy, and logs "envoy started" once it is LIVE. */
-export function startPlannedEnvoy(plan: EnvoyPlan, addresses: SidecarAddresses, killGraceMs: number, log: Logger): EnvoyChild {
-  if (plan.bootstrapPath) writeFileSync(plan.bootstrapPath, plan.render(addresses));
-  const child = EnvoyChild.start([plan.binary, ...envoyArgs(plan)], { killGraceMs, log });
-  if (plan.adminUrl) {
-    void untilEnvoyLive(plan.adminUrl, child.exited, LIVE_TIMEOUT_MS).then((live) => {
-      if (live) log.info({ pid: child.pid, version: plan.version, admin: plan.adminUrl, bootstrap: plan.bootstrapPath }, "envoy started");
-      else if (child.running) log.warn({ pid: child.pid, admin: plan.adminUrl, waitedMs: LIVE_TIMEOUT_MS }, "envoy is not LIVE yet");
-    });
+export interface StartedEnvoy {
+  child: EnvoyChild;
+  /** Envoy's admin URL once it is LIVE (after "envoy started" is logged); undefined if it exited or never got there. */
+  live: Promise<string | undefined>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The admin address Envoy wrote to --admin-address-path (for an admin on port 0), once it is there. */
+async function adminAddressFrom(path: string, exited: Promise<unknown>): Promise<string | undefined> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = Date.now() + LIVE_TIMEOUT_MS;
+  while (!gone && Date.now() < deadline) {
+    try {
+      const text = readFileSync(path, "utf8").trim();
+      if (text) return `http://${text}`;
+    } catch {
+      // not written yet
+    }
+    await sleep(25);
   }
-  return child;
+  return undefined;
+}
+
+/** Writes the bootstrap with the sidecar's bound addresses, spawns Envoy, and logs "envoy started" once it is LIVE. */
+export function startPlannedEnvoy(plan: EnvoyPlan, addresses: SidecarAddresses, killGraceMs: number, log: Logger): StartedEnvoy {
+  if (plan.bootstrapPath) writeFileSync(plan.bootstrapPath, plan.render(addresses));
+  // An admin on port 0 (tests, several demos on one host): Envoy tells its address through a file.
+  const addressPath = plan.bootstrapPath && /:0$/.test(plan.adminUrl) ? join(dirname(plan.bootstrapPath), "admin-address") : undefined;
+  const args = [...envoyArgs(plan), ...(addressPath ? ["--admin-address-path", addressPath] : [])];
+  const child = EnvoyChild.start([plan.binary, ...args], { killGraceMs, log });
+  const live = (async () => {
+    const adminUrl = addressPath ? await adminAddressFrom(addressPath, child.exited) : plan.adminUrl;
+    if (!adminUrl) return undefined;
+    if (await untilEnvoyLive(adminUrl, child.exited, LIVE_TIMEOUT_MS)) {
+      log.info({ pid: child.pid, version: plan.version, admin: adminUrl, bootstrap: plan.bootstrapPath }, "envoy started");
+      return adminUrl;
+    }
+    if (child.running) log.warn({ pid: child.pid, admin: adminUrl, waitedMs: LIVE_TIMEOUT_MS }, "envoy is not LIVE yet");
+    return undefined;
+  })();
+  return { child, live };
 }

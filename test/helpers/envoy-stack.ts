@@ -1,7 +1,7 @@
 // A real data plane for tests: an echo app, the real sidecar (in this process) and a real Envoy on the bootstrap
 // `meshext run` generates, every port ephemeral. What a request through Envoy's inbound listener meets in a pod.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer as createNetServer, type AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
 import { envoyBootstrapYaml } from "../../extproc/envoy-bootstrap/bootstrap.js";
 import { inboundListenerName, outboundListenerName } from "../../extproc/envoy-bootstrap/names.js";
@@ -83,10 +83,10 @@ export interface EnvoyStack {
 }
 
 /** The bootstrap options `meshext run` would generate, on ephemeral listener ports. */
-export function stackBootstrapOptions(appPort: number, addresses: { grpc: string; admin: string }, opts: EnvoyStackOptions): BootstrapOptions {
+export function stackBootstrapOptions(appPort: number, addresses: { grpc: string; admin: string }, opts: EnvoyStackOptions, adminPort = 0): BootstrapOptions {
   const base: BootstrapOptions = {
     node: { id: "backend-1", cluster: "backend" },
-    admin: { host: "127.0.0.1", port: 0 },
+    admin: { host: "127.0.0.1", port: adminPort },
     stats: { host: "127.0.0.1", port: 0 },
     inbounds: [{ name: "8080", listen: { host: "127.0.0.1", port: 0 }, app: { host: "127.0.0.1", port: appPort } }],
     outbounds: opts.outboundService ? [{ service: opts.outboundService, listen: { host: "127.0.0.1", port: 0 }, upstream: { host: "127.0.0.1", port: appPort } }] : [],
@@ -101,6 +101,15 @@ export function stackBootstrapOptions(appPort: number, addresses: { grpc: string
   return opts.bootstrap ? opts.bootstrap(base) : base;
 }
 
+/** A loopback TCP port that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
 /** Starts app, sidecar and Envoy (or returns undefined after requireEnvoy logged the skip); torn down with the test. */
 export async function startEnvoyStack(t: ExecutionContext, opts: EnvoyStackOptions = {}): Promise<EnvoyStack | undefined> {
   const found = requireEnvoy(t);
@@ -109,7 +118,8 @@ export async function startEnvoyStack(t: ExecutionContext, opts: EnvoyStackOptio
   let sidecar: Harness | undefined;
   if (!opts.sidecarAddresses) sidecar = await startTestSidecar(["--message-timeout", "200ms", "--max-message-timeout", "5s", ...(opts.sidecarArgs ?? [])]);
   const addresses = opts.sidecarAddresses ?? { grpc: sidecar!.grpcAddress, admin: sidecar!.sidecar.adminAddress };
-  const options = stackBootstrapOptions(app.port, addresses, opts);
+  // The stats listener reaches the admin by port: it needs a fixed one (a port just free, not 0).
+  const options = stackBootstrapOptions(app.port, addresses, opts, await freePort());
   let yaml = envoyBootstrapYaml(options, "a test");
   if (opts.editYaml) yaml = opts.editYaml(yaml);
   let envoy: RealEnvoy;
