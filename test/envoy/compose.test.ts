@@ -186,3 +186,10 @@ test("envoy › the e2e publishes every port on an ephemeral host port; the demo
     }
   }
 });
+
+test("envoy › every published host port of the compose stack, Grafana's included, can be moved with a MESHEXT_PUBLISH_* variable", (t) => {
+  // Given a machine whose 3000, 8080 or 9090 is taken: each service's port is ${MESHEXT_PUBLISH_<NAME>:-host:container}
+  for (const [name, service] of Object.entries(compose().services as Record<string, Yaml>)) {
+    for (const spec of (service.ports ?? []) as string[]) t.regex(spec, /^\$\{MESHEXT_PUBLISH_\w+:-\d+:\d+\}$/, `${name}: ${spec}`);
+  }
+});
