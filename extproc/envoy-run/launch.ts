@@ -67,7 +67,8 @@ export function planEnvoy(sidecar: SidecarConfig, envoy: EnvoyConfig, rest: read
   }
   const version = envoyVersionOf(binary);
   if (command.ownBootstrap) {
-    const check = validateBootstrap(binary, command.args);
+    // Your own bootstrap: validated too when the binary reports an Envoy version (a wrapper script may not).
+    const check = version ? validateBootstrap(binary, command.args) : { ok: true, message: "" };
     if (!check.ok) throw new ConfigError(`Envoy rejected its configuration:\n${check.message}`);
     return { binary, version, command, adminUrl: sidecar.envoyAdmin, render: () => "" };
   }
@@ -103,13 +104,15 @@ export function bootstrapRenderer(sidecar: SidecarConfig, envoy: EnvoyConfig, wa
   return (addresses) => envoyBootstrapYaml(options(addresses), generatedBy);
 }
 
-/** The Envoy arguments meshext adds: the bootstrap, and no hot restart (one Envoy per sidecar, as kuma-dp runs it). */
+/** The Envoy arguments meshext adds to a generated bootstrap: it, no hot restart (one Envoy per sidecar, as kuma-dp runs it), a log level. */
 function envoyArgs(plan: EnvoyPlan): string[] {
+  if (!plan.bootstrapPath) return plan.command.args; // your own bootstrap: your command line, as given
   const hotRestart = plan.command.args.some((a) => a.startsWith("--base-id") || a.startsWith("--restart-epoch") || a === "--disable-hot-restart");
   // Warnings and up, and the drain filter's own lines ("draining since …"), unless the command line picks a level.
   const logLevel = plan.command.args.some((a) => a === "-l" || a.startsWith("--log-level") || a.startsWith("--component-log-level"));
   return [
-    ...(plan.bootstrapPath ? ["-c", plan.bootstrapPath] : []),
+    "-c",
+    plan.bootstrapPath,
     ...(hotRestart ? [] : ["--disable-hot-restart"]),
     ...(logLevel ? [] : ["--log-level", "warning", "--component-log-level", "wasm:info"]),
     ...plan.command.args,
