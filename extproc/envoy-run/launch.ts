@@ -134,8 +134,10 @@ async function adminAddressFrom(path: string, exited: Promise<unknown>): Promise
   const deadline = Date.now() + LIVE_TIMEOUT_MS;
   while (!gone && Date.now() < deadline) {
     try {
+      // Envoy may be halfway through writing it: the same text on two reads in a row is the address.
       const text = readFileSync(path, "utf8").trim();
-      if (text) return `http://${text}`;
+      await sleep(25);
+      if (text && text === readFileSync(path, "utf8").trim()) return `http://${text}`;
     } catch {
       // not written yet
     }

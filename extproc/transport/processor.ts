@@ -146,7 +146,11 @@ export class RequestProcessor {
     const isRequest = phase.startsWith("request");
     const stage = isRequest ? this.request : this.response;
     const next: DirectionStage = phase.endsWith("Headers") ? "headers" : phase.endsWith("Body") ? "body" : "trailers";
-    if (!isRequest && this.request === "none") return `${snake(phase)} before request_headers (request header processing must be SEND)`;
+    // A response with no request phase is a local reply from a filter before ext_proc (the wasm filter's health
+    // answer): Envoy runs the encoder filters, and ext_proc opens its stream at response_headers. Nothing was
+    // decided and the request never reached the app, so it passes unedited. (request_header_mode SKIP looks the
+    // same; then every stream starts this way: meshext_extproc_messages_received_total{phase="request_headers"} stays 0.)
+    if (isRequest && this.response !== "none") return `${snake(phase)} after ${snake(stageCase(false, this.response))}`;
     const legal =
       (next === "headers" && stage === "none") ||
       (next === "body" && (stage === "headers" || stage === "body")) ||

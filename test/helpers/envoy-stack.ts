@@ -6,6 +6,8 @@ import type { ExecutionContext } from "ava";
 import { envoyBootstrapYaml } from "../../extproc/envoy-bootstrap/bootstrap.js";
 import { inboundListenerName, outboundListenerName } from "../../extproc/envoy-bootstrap/names.js";
 import type { BootstrapOptions, TlsFiles } from "../../extproc/envoy-bootstrap/options.js";
+import type { DrainController } from "../../extproc/drain/controller.js";
+import { installDrain, type DrainSettings } from "../../extproc/drain/install.js";
 import { splitHostPort } from "../../extproc/host-port.js";
 import { BUILT_WASM_PATH } from "../../extproc/envoy-run/launch.js";
 import { requireEnvoy, startEnvoy, type FoundEnvoy, type RealEnvoy } from "./real-envoy.js";
@@ -67,6 +69,8 @@ export interface EnvoyStackOptions {
   outboundService?: string;
   /** The sidecar is started by the test itself (e.g. to test a sidecar that is down): its addresses. */
   sidecarAddresses?: { grpc: string; admin: string };
+  /** Drain settings of the sidecar's drain controller (installed as `meshext run` installs it, Envoy's admin wired). */
+  drain?: Partial<DrainSettings>;
 }
 
 export interface EnvoyStack {
@@ -79,6 +83,8 @@ export interface EnvoyStack {
   inboundPort: number;
   outboundPort?: number;
   bootstrapYaml: string;
+  /** The sidecar's drain controller (absent with sidecarAddresses): start() drains as a SIGTERM would. */
+  drain?: DrainController;
   stop(): Promise<void>;
 }
 
@@ -118,21 +124,32 @@ export async function startEnvoyStack(t: ExecutionContext, opts: EnvoyStackOptio
   let sidecar: Harness | undefined;
   if (!opts.sidecarAddresses) sidecar = await startTestSidecar(["--message-timeout", "200ms", "--max-message-timeout", "5s", ...(opts.sidecarArgs ?? [])]);
   const addresses = opts.sidecarAddresses ?? { grpc: sidecar!.grpcAddress, admin: sidecar!.sidecar.adminAddress };
-  // The stats listener reaches the admin by port: it needs a fixed one (a port just free, not 0).
-  const options = stackBootstrapOptions(app.port, addresses, opts, await freePort());
-  let yaml = envoyBootstrapYaml(options, "a test");
-  if (opts.editYaml) yaml = opts.editYaml(yaml);
-  let envoy: RealEnvoy;
-  try {
-    envoy = await startEnvoy(found, yaml, { args: opts.envoyArgs });
-  } catch (err) {
-    await sidecar?.stop();
-    await app.close();
-    throw err;
+  // The stats listener reaches the admin by port: it needs a fixed one (a port just free, not 0). Another process
+  // may take it before Envoy binds it: then Envoy exits with "cannot bind", and we try another.
+  let options: BootstrapOptions;
+  let yaml: string;
+  let envoy: RealEnvoy | undefined;
+  for (let attempt = 1; ; attempt++) {
+    options = stackBootstrapOptions(app.port, addresses, opts, await freePort());
+    yaml = envoyBootstrapYaml(options, "a test");
+    if (opts.editYaml) yaml = opts.editYaml(yaml);
+    try {
+      envoy = await startEnvoy(found, yaml, { args: opts.envoyArgs });
+      break;
+    } catch (err) {
+      if (attempt < 3 && /cannot bind/.test((err as Error).message)) continue;
+      await sidecar?.stop();
+      await app.close();
+      throw err;
+    }
   }
   const inboundPort = await envoy.listenerPort(inboundListenerName(options.inbounds[0]!));
   const outboundPort = opts.outboundService ? await envoy.listenerPort(outboundListenerName({ service: opts.outboundService })) : undefined;
+  const drain = sidecar
+    ? installDrain(sidecar.sidecar, { envoyAdmin: envoy.adminUrl, inboundStatPrefix: "inbound", drainMinMs: 0, drainTimeMs: 5000, drainListeners: false, envoyKillGraceMs: 1000, ...opts.drain })
+    : undefined;
   const stack: EnvoyStack = {
+    ...(drain ? { drain } : {}),
     envoy,
     found,
     sidecar,
