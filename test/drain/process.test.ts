@@ -163,6 +163,7 @@ test.serial("drain › sidecar process: reports draining to the control plane, t
   const t0 = Date.now();
   while (!registered() && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 50));
   t.true(registered(), `the sidecar registered its dataplane (calls: ${cp.dataplaneCalls().join(", ")})`);
+  const sigtermAtMs = Date.now();
   p.child.kill("SIGTERM");
   t.is((await p.exited).code, 0, p.stderr());
   const calls = cp.calls.filter((c) => c.path.startsWith("/meshes/default/dataplanes/web-1"));
@@ -170,5 +171,7 @@ test.serial("drain › sidecar process: reports draining to the control plane, t
   const deleted = calls.findIndex((c) => c.method === "DELETE");
   t.true(draining !== -1, "control plane told the dataplane is draining");
   t.true(deleted > draining, "deregistered after draining was reported");
-  t.true(calls[deleted]!.atMs - calls[draining]!.atMs >= MIN_MS - 50, "deregistration waits out the drain");
+  // The minimum counts from the drain's start (the SIGTERM), not from the draining report, which a loaded machine
+  // may deliver late: the DELETE comes at least MIN_MS after the signal.
+  t.true(calls[deleted]!.atMs - sigtermAtMs >= MIN_MS - 50, `deregistration waits out the drain (${calls[deleted]!.atMs - sigtermAtMs} ms after SIGTERM)`);
 });
