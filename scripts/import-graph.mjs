@@ -21,7 +21,7 @@ function walk(dir) {
   const out = [];
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...walk(p));
+    if (statSync(p).isDirectory()) { if (p !== join(SRC, "gen")) out.push(...walk(p)); } // gen/: protoc output
     else if (p.endsWith(".ts") && !p.endsWith(".d.ts")) out.push(p);
   }
   return out;

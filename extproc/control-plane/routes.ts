@@ -7,7 +7,7 @@ import { hostname } from "node:os";
 import { type KumaVersion, referenceRelease } from "../kuma-rest/kuma-version.js";
 import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES, globalTypeByPlural, POLICY_TYPES, type Resource, type ResourceType, typeByPlural } from "../kuma-rest/resources.js";
 import { dataplaneRules, policyDataplanes } from "./inspect-routes.js";
-import { validatePolicyObject } from "../policy/parse.js";
+import { validatePolicyObject } from "../policy/documents/parse.js";
 import type { DataplaneRegistry } from "./dataplanes.js";
 import { routeGlobal } from "./global-routes.js";
 import { ApiError, badRequest, invalidResource, methodNotAllowed, notFound, unauthorized } from "./problems.js";

@@ -2,14 +2,14 @@
 // hold only what might select this dataplane. Runs on the main thread or in parse-worker.ts (no logging here).
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { compact, StringTable } from "../policy/compact.js";
-import { dedupe } from "../policy/compile.js";
-import type { Dataplane } from "../policy/dataplane.js";
-import type { KumaVersion } from "../policy/kuma-version.js";
-import { parsePolicyTextAsync, type Rejected } from "../policy/parse.js";
-import type { Resource } from "../policy/resources.js";
-import { mightSelect } from "../policy/select.js";
-import { policyKey, type Policy } from "../policy/types.js";
+import { compact, StringTable } from "../policy/documents/compact.js";
+import { dedupe } from "../policy/plans/compile.js";
+import type { Dataplane } from "../policy/documents/dataplane.js";
+import type { KumaVersion } from "../policy/model/kuma-version.js";
+import { parsePolicyTextAsync, type Rejected } from "../policy/documents/parse.js";
+import type { Resource } from "../policy/documents/resources.js";
+import { mightSelect } from "../policy/selection/select.js";
+import { policyKey, type Policy } from "../policy/model/types.js";
 import { keepLastGood } from "./last-good.js";
 
 /** A read this long after a file's mtime saw its final content for that mtime (coarse-timestamp filesystems included). */
