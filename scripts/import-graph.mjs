@@ -2,13 +2,15 @@
 // extproc/policy/ no stage importing a later stage. Reads the TypeScript sources (type-only imports
 // count: a circle of types is still a circle for the reader). Exit 1 with every violation listed.
 //
-//   node scripts/import-graph.mjs            check (run by `npm test`)
-//   node scripts/import-graph.mjs --print    also print each file's imports, for a look at the map
+//   node scripts/import-graph.mjs               check (run by `npm test`: test/policy/import-graph.test.ts)
+//   node scripts/import-graph.mjs --print       also print each file's imports, for a look at the map
+//   node scripts/import-graph.mjs --root DIR    check DIR/extproc instead of this repository's
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const rootArg = process.argv.indexOf("--root");
+const ROOT = rootArg > 0 ? resolve(process.argv[rootArg + 1]) : resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const SRC = join(ROOT, "extproc");
 
 /**

@@ -74,7 +74,7 @@ export const MUTATIONS = [
   m("rate-limit: refill one ms late", "policy", "extproc/policy/decide/rate-limit.ts", "Math.floor((nowMs - this.lastFillMs) / this.intervalMs)", "Math.floor((nowMs - this.lastFillMs - 1) / this.intervalMs)"),
   m("rate-limit: refill beyond capacity", "policy", "extproc/policy/decide/rate-limit.ts", "Math.min(this.capacity, this.tokens + fills * this.capacity)", "this.tokens + fills * this.capacity"),
   m("rate-limit: a dry run takes a token", "policy", "extproc/policy/decide/rate-limit.ts", "if (!dryRun) this.tokens -= 1;", "this.tokens -= 1;"),
-  m("rate-limit: disabled ignored", "policy", "extproc/policy/decide/rate-limit.ts", "http.disabled === true ||", ""),
+  m("rate-limit: disabled ignored", "policy", "extproc/policy/plans/limit-plan.ts", "http.disabled === true ||", ""),
   // policy engine: identity and engine defaults
   m("identity: other trust domains accepted", "policy", "extproc/policy/decide/identity.ts", "if (spiffe && spiffe[1] === mesh)", "if (spiffe)"),
   m("identity: first XFCC element used, not the nearest", "policy", "extproc/policy/decide/identity.ts", 'const last = header.slice(header.lastIndexOf(",") + 1);', 'const last = header.split(",")[0];'),

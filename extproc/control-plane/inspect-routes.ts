@@ -12,7 +12,7 @@ import { validatePolicyObject, type Policy } from "../policy/documents/parse.js"
 
 import { pageBounds } from "./paging.js";
 import { ApiError } from "./problems.js";
-import type { ApiReply, ApiRequest, RouteContext } from "./routes.js";
+import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
 
 /** Kuma answers a missing mesh, dataplane or policy with this body ("Not found" as detail). */
 const kumaNotFound = (title: string) => new ApiError(404, title, "Not found");

@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { compact, StringTable } from "../policy/documents/compact.js";
-import { dedupe } from "../policy/plans/compile.js";
+import { dedupe } from "../policy/selection/policy-set.js";
 import type { Dataplane } from "../policy/documents/dataplane.js";
 import type { KumaVersion } from "../policy/model/kuma-version.js";
 import { parsePolicyTextAsync, type Rejected } from "../policy/documents/parse.js";

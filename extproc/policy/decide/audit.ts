@@ -2,8 +2,8 @@
 // evaluation order. Built only when the engine is asked to (PolicyEngineOptions.audit).
 import type { DecisionAudit } from "../../decision.js";
 import type { ClientIdentity } from "./identity.js";
-import { tagSetKey } from "./identity.js";
-import type { KindTrace } from "./inbound.js";
+import { tagSetKey } from "../model/client.js";
+import type { KindTrace } from "./trace.js";
 import type { OutboundEvaluation } from "./outbound.js";
 
 export function auditOf(identity: ClientIdentity | undefined, trace: readonly KindTrace[], outbound: OutboundEvaluation | undefined): DecisionAudit {

@@ -4,12 +4,20 @@
 import type { InboundPlan } from "../plans/compile.js";
 import { decidingItem, matchFrom, type FromItem, type FromMatch } from "../plans/from-items.js";
 import { compileFaults } from "./faults.js";
-import { tagSetKey, type ClientIdentity } from "./identity.js";
-import type { KindTrace } from "./inbound.js";
+import { tagSetKey, type ClientFacts } from "../model/client.js";
+import type { KindTrace } from "./trace.js";
 import { limitPlan, type LimitPlan } from "../plans/limit-plan.js";
 import { decideMtp, type MtpEnv, type MtpOutcome } from "./mtp.js";
-import { NO_FAULT_SAMPLED_OUTCOME, RATE_LIMITING_DISABLED_OUTCOME, type ConfSource, type FaultPlan, type Who } from "./outcomes.js";
+import { NO_FAULT_SAMPLED_OUTCOME, RATE_LIMITING_DISABLED_OUTCOME, type Who } from "./outcomes.js";
+import type { FaultPlan } from "../plans/fault-plan.js";
+import type { ConfSource } from "../model/types.js";
 import { decidingRule, layerLimits, limitScope, stackFaults } from "./rules-decide.js";
+
+/** A client with its decision steps on the inbound it last called, kept by decide/identity.ts's cache. */
+export interface ClientIdentity extends ClientFacts {
+  /** This client's decision steps on the inbound it last called (client-steps.ts), worked out on first use. */
+  steps?: ClientSteps;
+}
 
 export interface ClientSteps {
   /** The inbound plan (of the snapshot in force) these steps were worked out for. */

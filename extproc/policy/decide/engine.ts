@@ -4,9 +4,10 @@
 import type { Decider, Decision, RequestFacts } from "../../decision.js";
 import { auditOf } from "./audit.js";
 import { compile, type InboundPlan, type Snapshot } from "../plans/compile.js";
-import type { Dataplane } from "../documents/dataplane.js";
+import type { Dataplane } from "../model/dataplane.js";
 import { IdentityCache, type ClientIdentity } from "./identity.js";
-import { decideInbound, type KindTrace } from "./inbound.js";
+import { decideInbound } from "./inbound.js";
+import type { KindTrace } from "./trace.js";
 import { decideOutbound, type OutboundEvaluation } from "./outbound.js";
 import { respond, type EvalContext } from "./outcomes.js";
 import type { KumaVersion } from "../model/kuma-version.js";

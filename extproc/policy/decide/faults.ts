@@ -4,14 +4,7 @@
 // A list is compiled once (durations and percentages parsed) and then only sampled per request.
 import { parseGoDurationMs } from "../documents/duration.js";
 import { percentageValue } from "../documents/validate-confs.js";
-
-/** One element of an `http` list with its texts parsed: what sampling needs and nothing else. */
-export interface CompiledFault {
-  /** Present when the element has a delay: its duration (0 when unparsable) and percentage. */
-  delay?: { ms: number; percent: number };
-  /** Present when the element has an abort with a numeric status. */
-  abort?: { httpStatus: number; percent: number };
-}
+import type { CompiledFault } from "../plans/fault-plan.js";
 
 export interface FaultOutcome {
   delayMs: number;

@@ -1,31 +1,13 @@
 // Who is calling: client tags from the mTLS peer (ext_proc attribute connection.uri_san_peer_certificate, or
 // the x-forwarded-client-cert URI= entries Envoy sets), or from x-kuma-tags only when configured to trust it.
 // spiffe://<mesh>/<service> → kuma.io/service; kuma://<key>/<value> → key=value (reference §3.6–3.7).
-import type { ClientSteps } from "./client-steps.js";
-import { SERVICE_TAG } from "../documents/dataplane.js";
+import type { ClientIdentity } from "./client-steps.js";
+import { tagSetKey, type IdentitySource } from "../model/client.js";
+import { SERVICE_TAG } from "../model/dataplane.js";
 import type { TagSet } from "../model/types.js";
 
-export type IdentitySource = "peer-cert" | "xfcc" | "x-kuma-tags" | "described" | "none";
-
-export interface ClientIdentity {
-  tags: TagSet;
-  source: IdentitySource;
-  /** URIs that did not map to a tag (other trust domain, unknown scheme). */
-  ignored: string[];
-  /** tagSetKey(tags), computed once. */
-  key?: string;
-  /**
-   * What 2.12+ SPIFFE matches compare against: the peer's URI SANs joined with "," (Envoy's uri_san input),
-   * so a single-URI (MeshIdentity) certificate gives its SPIFFE ID; undefined without a certificate identity.
-   */
-  spiffe?: string;
-  /** TLS SNI the client asked for (ext_proc attribute connection.requested_server_name). */
-  sni?: string;
-  /** SPIFFE ID + SNI as one cache key of the rules path, computed on first use. */
-  ruleKey?: string;
-  /** This client's decision steps on the inbound it last called (client-steps.ts), worked out on first use. */
-  steps?: ClientSteps;
-}
+// ClientIdentity is declared next to the per-client cache it carries (client-steps.ts).
+export type { ClientIdentity, IdentitySource };
 
 export interface IdentityOptions {
   mesh: string;
@@ -161,11 +143,6 @@ export function parseKumaTagsHeader(value: string): TagSet {
     if (values.length > 0) tags.set(block.slice(0, eq), new Set(values));
   }
   return tags;
-}
-
-/** Stable text form of a tag set (sorted), for cache keys and logs. */
-export function tagSetKey(tags: TagSet): string {
-  return [...tags.keys()].sort().map((k) => `${k}=${[...tags.get(k)!].sort().join("|")}`).join("&");
 }
 
 export function tagSetToObject(tags: TagSet): Record<string, string[]> {

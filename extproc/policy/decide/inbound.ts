@@ -5,25 +5,12 @@
 import type { Decision, Explanation } from "../../decision.js";
 import type { InboundPlan } from "../plans/compile.js";
 import { clientSteps, faultStepOf, limitStepOf, type ClientStep } from "./client-steps.js";
-import type { FromMatch, FromPlan } from "../plans/from-items.js";
 import type { ClientIdentity } from "./identity.js";
-import type { InboundRuleEntry, RulesPlan } from "../plans/inbound-rules.js";
-import type { LimitPlan } from "../plans/limit-plan.js";
+import type { LimitPlan, LimitResult } from "../plans/limit-plan.js";
+import type { FaultPlan } from "../plans/fault-plan.js";
 import type { MtpEnv } from "./mtp.js";
-import { faultDecision, limitDecision, respond, type EvalContext, type FaultPlan, type FaultResult, type LimitResult } from "./outcomes.js";
-import type { PolicyType } from "../model/types.js";
-
-/** What one kind did for a request. Traces are shared between requests of the same client: read only. */
-export interface KindTrace {
-  kind: PolicyType;
-  /** Legacy path: the plan and the regions the client fell in. */
-  plan?: FromPlan;
-  matches: readonly FromMatch[];
-  /** Rules path: the plan and the rules that applied to the client. */
-  rules?: RulesPlan;
-  hits?: InboundRuleEntry[];
-  outcome: string;
-}
+import { faultDecision, limitDecision, respond, type EvalContext, type FaultResult } from "./outcomes.js";
+import type { KindTrace } from "./trace.js";
 
 export interface Evaluation {
   decision: Decision;

@@ -4,7 +4,7 @@
 import type { Explanation } from "../../decision.js";
 import type { InboundPlan } from "../plans/compile.js";
 import { decidingItem, matchFrom, type FromMatch } from "../plans/from-items.js";
-import type { ClientIdentity } from "./identity.js";
+import type { ClientFacts } from "../model/client.js";
 import { candidateRules, matchHolds, perClient, type InboundRuleEntry, type RulesPlan } from "../plans/inbound-rules.js";
 import type { VersionTraits } from "../model/kuma-version.js";
 import type { Who } from "./outcomes.js";
@@ -39,7 +39,7 @@ export interface MtpEnv {
 }
 
 /** undefined: no MTP selects the inbound and the mesh's state says everything is allowed. */
-export function decideMtp(plan: InboundPlan, client: ClientIdentity, clientKey: string, who: Who, env: MtpEnv): MtpOutcome | undefined {
+export function decideMtp(plan: InboundPlan, client: ClientFacts, clientKey: string, who: Who, env: MtpEnv): MtpOutcome | undefined {
   const name = plan.inbound.name;
   const identityPath = env.identity !== undefined && env.traits.mtpIdentityRulesPath;
   if (env.mtls === false && !identityPath) {
@@ -72,13 +72,13 @@ function allowed(reason: string, outcome: string): MtpOutcome {
 }
 
 /** v2.14.0: any deny of any rule, then any allow / allowWithShadowDeny, else none (deny). */
-function pooledHit(plan: RulesPlan, client: ClientIdentity): MtpHit | undefined {
+function pooledHit(plan: RulesPlan, client: ClientFacts): MtpHit | undefined {
   const rules = candidateRules(plan, client);
   return firstHit(rules, client, ["deny"]) ?? firstHit(rules, client, ["allowWithShadowDeny"]) ?? firstHit(rules, client, ["allow"]);
 }
 
 /** 2.12–2.13: rules in ascending policy priority, each its deny list then its allow lists; the first match decides. */
-function perRuleHit(plan: RulesPlan, client: ClientIdentity): MtpHit | undefined {
+function perRuleHit(plan: RulesPlan, client: ClientFacts): MtpHit | undefined {
   for (const entry of candidateRules(plan, client)) {
     const hit = firstHit([entry], client, ["deny"]) ?? firstHit([entry], client, ["allow", "allowWithShadowDeny"]);
     if (hit) return hit;
@@ -86,7 +86,7 @@ function perRuleHit(plan: RulesPlan, client: ClientIdentity): MtpHit | undefined
   return undefined;
 }
 
-function firstHit(entries: readonly InboundRuleEntry[], client: ClientIdentity, lists: readonly MtpList[]): MtpHit | undefined {
+function firstHit(entries: readonly InboundRuleEntry[], client: ClientFacts, lists: readonly MtpList[]): MtpHit | undefined {
   for (const entry of entries) {
     for (const list of lists) {
       const items = (entry.conf[list] as RuleMatch[] | undefined) ?? [];
@@ -111,7 +111,7 @@ function noHit(plan: RulesPlan, describe: string): MtpOutcome {
   return { explain, denied: true, outcome: "deny (default)" };
 }
 
-function legacy(mtp: NonNullable<InboundPlan["from"]["MeshTrafficPermission"]>, client: ClientIdentity, clientKey: string, describe: string, inbound: string): MtpOutcome {
+function legacy(mtp: NonNullable<InboundPlan["from"]["MeshTrafficPermission"]>, client: ClientFacts, clientKey: string, describe: string, inbound: string): MtpOutcome {
   const matches = matchFrom(mtp, client.tags, clientKey);
   const allowing = matches.filter((m) => ALLOWING.has(String(m.conf.action)));
   if (allowing.length === 0) {

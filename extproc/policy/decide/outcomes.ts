@@ -2,8 +2,9 @@
 // replies. Shared by inbound decisions; no I/O. (Fitting delays to Envoy's timers and the explain header
 // are the transport's job: extproc/transport/processor.ts and mapping.ts.)
 import type { Explanation, RespondDecision } from "../../decision.js";
-import { sampleFaults, type CompiledFault } from "./faults.js";
-import type { LimitPlan } from "../plans/limit-plan.js";
+import { sampleFaults } from "./faults.js";
+import type { FaultPlan } from "../plans/fault-plan.js";
+import type { LimitPlan, LimitResult } from "../plans/limit-plan.js";
 import type { BucketStore } from "./rate-limit.js";
 import { splitValues } from "../plans/routes.js";
 
@@ -27,20 +28,8 @@ export interface FaultResult {
   outcome: string;
 }
 
-/** Which policy rule a conf (or one element of a fault list) came from, for explanations. */
-export interface ConfSource {
-  policy: string;
-  rule: string;
-}
-
 /** Who the client is, for reasons; a function so the text is only built when a reason is. */
 export type Who = () => string;
-
-/** A client's fault list compiled once; `sourceOf(element)` names the rule that contributed that element (none: the first). */
-export interface FaultPlan {
-  faults: readonly CompiledFault[];
-  sourceOf: (element?: number) => ConfSource | undefined;
-}
 
 /** Trace outcomes a client step can know before any request (client-steps.ts shares them as its usual outcome). */
 export const NO_FAULT_SAMPLED_OUTCOME = "no fault sampled";
@@ -62,11 +51,6 @@ export function faultDecision(plan: FaultPlan, who: Who, ctx: EvalContext): Read
   }
   const explain: Explanation = { ...base, action: "allow", reason: `${who()}: delayed ${delayMs}ms` };
   return { delayMs, explain, outcome: `delay ${delayMs}ms` };
-}
-
-export interface LimitResult {
-  decision?: RespondDecision;
-  outcome: string;
 }
 
 interface OnRateLimit {

@@ -1,6 +1,6 @@
 // Local HTTP rate limit as Envoy's local_ratelimit does it: a token bucket of `num` tokens refilled with
 // `num` tokens every `interval` (discrete fills), one bucket per inbound and conf. Clock injected (ms).
-import { parseGoDurationMs } from "../documents/duration.js";
+import { bucketKey, ROUTE_SCOPE, type RequestRate } from "../plans/limit-plan.js";
 
 export class TokenBucket {
   private tokens: number;
@@ -35,29 +35,6 @@ export class TokenBucket {
     this.tokens = Math.min(this.capacity, this.tokens + fills * this.capacity);
     this.lastFillMs += fills * this.intervalMs;
   }
-}
-
-export interface RequestRate {
-  num: number;
-  intervalMs: number;
-}
-
-/** `local.http` → the rate to enforce, or undefined when limiting is off (disabled or no requestRate). */
-export function httpRequestRate(local: unknown): RequestRate | undefined {
-  const http = (local as { http?: { disabled?: boolean; requestRate?: { num?: number; interval?: string } } } | undefined)?.http;
-  if (!http || http.disabled === true || !http.requestRate) return undefined;
-  const intervalMs = parseGoDurationMs(http.requestRate.interval);
-  const num = http.requestRate.num;
-  if (!intervalMs || typeof num !== "number" || num < 1) return undefined;
-  return { num, intervalMs };
-}
-
-/** Separates an inbound from a route inside it in bucket scopes: `<inbound>\u0001<route>`. */
-export const ROUTE_SCOPE = "\u0001";
-
-/** Key of the bucket of `rate` in `scope` (an inbound, or inbound + ROUTE_SCOPE + route). */
-export function bucketKey(scope: string, rate: RequestRate): string {
-  return `${scope}\u0000${rate.num}/${rate.intervalMs}`;
 }
 
 /** Buckets that survive policy reloads while their inbound and rate stay the same. */

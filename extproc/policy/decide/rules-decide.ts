@@ -1,13 +1,13 @@
 // MeshFaultInjection and MeshRateLimit on the 2.10+ rules path (reference §4.4, plugin/xds/configurer.go of
 // each at v2.14.3): MFI installs every matching rule's faults in rule order (catch-alls of different
 // policies stack); MRL merges catch-alls into a base and layers the SPIFFE rules that match the client.
-import type { ClientIdentity } from "./identity.js";
+import type { ClientFacts } from "../model/client.js";
 import { candidateRules, describeMatch, perClient, ruleHolds, stableSort, type InboundRuleEntry, type RulesPlan } from "../plans/inbound-rules.js";
 import { mergeConfs, type Conf } from "../selection/merge.js";
 import { compileFaults } from "./faults.js";
-import type { LimitPlan } from "../plans/limit-plan.js";
-import type { ConfSource, FaultPlan } from "./outcomes.js";
-import { ROUTE_SCOPE } from "./rate-limit.js";
+import { ROUTE_SCOPE, type LimitPlan } from "../plans/limit-plan.js";
+import type { FaultPlan } from "../plans/fault-plan.js";
+import type { ConfSource } from "../model/types.js";
 import type { RuleMatch } from "../model/types.js";
 
 /** The matching rules' `http` lists concatenated in rule order, compiled (`faults`), with each element's source. */
@@ -17,11 +17,11 @@ export interface StackedFaults extends FaultPlan {
   sourceOf: (element?: number) => ConfSource | undefined;
 }
 
-export function stackFaults(plan: RulesPlan, client: ClientIdentity): StackedFaults {
+export function stackFaults(plan: RulesPlan, client: ClientFacts): StackedFaults {
   return perClient(plan, client, () => stack(plan, client));
 }
 
-function stack(plan: RulesPlan, client: ClientIdentity): StackedFaults {
+function stack(plan: RulesPlan, client: ClientFacts): StackedFaults {
   const http: unknown[] = [];
   const owners: InboundRuleEntry[] = [];
   const hits = candidateRules(plan, client).filter((r) => ruleHolds(r, client));
@@ -54,11 +54,11 @@ export interface LayeredLimit {
  * HTTP part that matches the client, least to most specific (Prefix shorter → longer → Exact; equal ones in
  * policy order). SNI-only rules never become routes on a sidecar inbound.
  */
-export function layerLimits(plan: RulesPlan, client: ClientIdentity): LayeredLimit {
+export function layerLimits(plan: RulesPlan, client: ClientFacts): LayeredLimit {
   return perClient(plan, client, () => layer(plan, client));
 }
 
-function layer(plan: RulesPlan, client: ClientIdentity): LayeredLimit {
+function layer(plan: RulesPlan, client: ClientFacts): LayeredLimit {
   const base = baseOf(plan);
   const spiffe = candidateRules(plan, client).filter((r) => r.matches?.[0]?.spiffeID && hasHttp(r.conf) && ruleHolds(r, client));
   if (spiffe.length === 0) return base.conf ? { conf: base.conf, hits: base.hits, route: "base" } : { hits: [], route: "base" };

@@ -1,7 +1,7 @@
 // MeshIdentity (2.12+): which workload identity a Dataplane has (meshidentity/api/v1alpha1 helpers at v2.14.3).
 // Only whether the proxy has one matters to the engine: from v2.14.0 such a proxy ignores every `from`
 // MeshTrafficPermission and, without MTP rules, denies all.
-import type { Dataplane } from "./dataplane.js";
+import type { Dataplane } from "../model/dataplane.js";
 import { isObj, type Obj } from "./issues.js";
 
 export interface MeshIdentityResource {

@@ -1,6 +1,6 @@
 // Turns one policy document (Kuma universal or Kubernetes CRD form, as a JS object) into a normalized Policy,
 // collecting every violation of the envelope and the spec.
-import { LABEL } from "./dataplane.js";
+import { LABEL } from "../model/dataplane.js";
 import { at, dropNulls, Issues, isObj, type Obj } from "./issues.js";
 import { DEFAULT_KUMA_VERSION, versionTraits, type KumaVersion } from "../model/kuma-version.js";
 import { validateSpec } from "./validate.js";

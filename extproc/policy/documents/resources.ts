@@ -1,7 +1,7 @@
 // Non-policy Kuma resources the engine decides with: Mesh (is mTLS on?), MeshIdentity (does this proxy have a
 // workload identity?) and the service kinds `to[]` refs resolve against (MeshService, MeshExternalService,
 // MeshMultiZoneService), read from universal or CRD form.
-import { LABEL } from "./dataplane.js";
+import { LABEL } from "../model/dataplane.js";
 import { at, dropNulls, Issues, isObj, type Obj } from "./issues.js";
 import { meshIdentityFromSpec, type MeshIdentityResource } from "./mesh-identity.js";
 import type { Violation } from "../model/types.js";

@@ -152,3 +152,9 @@ export interface RejectedPolicy {
   keptLastGood: boolean;
   violations: Violation[];
 }
+
+/** Which policy rule a conf (or one element of a fault list) came from, for explanations. */
+export interface ConfSource {
+  policy: string;
+  rule: string;
+}

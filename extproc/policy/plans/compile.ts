@@ -2,7 +2,7 @@
 // in precedence order and their `from` items indexed by tag; for outbound, MeshHTTPRoute `to` items indexed
 // by destination service. A decision then touches only what selects this proxy.
 import type { Explanation } from "../../decision.js";
-import type { Dataplane, Inbound } from "../documents/dataplane.js";
+import type { Dataplane, Inbound } from "../model/dataplane.js";
 import { buildFromPlan, type FromPlan } from "./from-items.js";
 import { buildRulesPlan, type RulesPlan } from "./inbound-rules.js";
 import { DEFAULT_KUMA_VERSION, versionTraits, type KumaVersion, type VersionTraits } from "../model/kuma-version.js";
@@ -12,7 +12,8 @@ import { dataplaneIdentity } from "../documents/mesh-identity.js";
 import { meshMtls, NO_RESOURCES, type MeshResources } from "../documents/resources.js";
 import { refResolvesTo, type Destination } from "./destinations.js";
 import { mergeRouteRules, routeTable, type RouteEntry, type RouteTable } from "./routes.js";
-import { policyKey, type Policy, type PolicyType, type RouteToItem } from "../model/types.js";
+import type { Policy, PolicyType, RouteToItem } from "../model/types.js";
+import { dedupe, routesOf } from "../selection/policy-set.js";
 
 export type FromKind = Exclude<PolicyType, "MeshHTTPRoute">;
 export const FROM_KINDS: readonly FromKind[] = ["MeshTrafficPermission", "MeshFaultInjection", "MeshRateLimit"];
@@ -172,21 +173,4 @@ export function routeTableFor(plan: OutboundPlan, service: string, dest?: Destin
   if (plan.merged.size >= MERGED_ROUTE_CACHE) plan.merged.clear();
   plan.merged.set(key, table);
   return table;
-}
-
-/** MeshHTTPRoutes of `mesh` by name: what a top-level targetRef of kind MeshHTTPRoute resolves against. */
-export function routesOf(policies: readonly Policy[], mesh: string): Map<string, Policy> {
-  return new Map(policies.filter((p) => p.type === "MeshHTTPRoute" && p.mesh === mesh).map((p) => [p.name, p]));
-}
-
-/** One policy per type/mesh/name, the later in the input replacing the earlier in place (order kept). */
-export function dedupe(input: readonly Policy[]): { policies: Policy[]; duplicates: string[] } {
-  const byKey = new Map<string, Policy>();
-  const duplicates: string[] = [];
-  for (const p of input) {
-    const key = policyKey(p);
-    if (byKey.has(key)) duplicates.push(key);
-    byKey.set(key, p);
-  }
-  return { policies: [...byKey.values()], duplicates };
 }

@@ -2,7 +2,7 @@
 // and per-client evaluation (reference §3.6 direct evaluation; exact for multi-valued clients too).
 import type { LimitPlan } from "./limit-plan.js";
 import { mergeConfs, type Conf } from "../selection/merge.js";
-import type { FaultPlan } from "../decide/outcomes.js";
+import type { FaultPlan } from "./fault-plan.js";
 import { asSubset } from "../selection/match.js";
 import type { Policy, PolicyType, Tag, TagSet } from "../model/types.js";
 

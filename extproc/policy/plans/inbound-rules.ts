@@ -1,7 +1,7 @@
 // The 2.10+ `rules[]` list of one inbound and policy kind (BuildInboundRules in
 // pkg/plugins/policies/core/rules/inbound at v2.14.3): candidates from the selecting policies in precedence
 // order (MRL `from` items folded in as catch-alls), one rule per match, stable-sorted by match specificity.
-import type { ClientIdentity } from "../decide/identity.js";
+import type { ClientFacts } from "../model/client.js";
 import type { Conf } from "../selection/merge.js";
 import type { Policy, PolicyType, RuleMatch } from "../model/types.js";
 
@@ -32,7 +32,7 @@ export interface RulesPlan {
  * The rules that may hold for this client, in rule order: every rule except those whose matches (for MTP: list
  * entries) are all SPIFFE Exact matches of other IDs. Keeps per-client work independent of the rule count.
  */
-export function candidateRules(plan: RulesPlan, client: Pick<ClientIdentity, "spiffe">): InboundRuleEntry[] {
+export function candidateRules(plan: RulesPlan, client: Pick<ClientFacts, "spiffe">): InboundRuleEntry[] {
   plan.index ??= buildIndex(plan);
   const exact = client.spiffe !== undefined ? plan.index.byExact.get(client.spiffe) : undefined;
   if (!exact) return plan.index.scan.map((i) => plan.rules[i]!);
@@ -56,7 +56,7 @@ const MTP_LIST_FIELDS = ["allow", "allowWithShadowDeny", "deny"] as const;
 const RULES_CACHE_ENTRIES = 4096;
 
 /** The result of `compute` for this client on this plan, computed once per distinct SPIFFE ID + SNI + source. */
-export function perClient<T>(plan: RulesPlan, client: Pick<ClientIdentity, "spiffe" | "sni" | "source" | "ruleKey">, compute: () => T): T {
+export function perClient<T>(plan: RulesPlan, client: Pick<ClientFacts, "spiffe" | "sni" | "source" | "ruleKey">, compute: () => T): T {
   // Kept on the (cached) identity: the same string object hashes once, not on every request. The source is in
   // the key because cached outcomes carry reason texts that name it.
   const key = (client.ruleKey ??= `${client.spiffe ?? ""}\u0000${client.sni ?? ""}\u0000${client.source}`);
@@ -114,11 +114,11 @@ export function stableSort<T>(xs: readonly T[], cmp: (a: T, b: T) => number): T[
  * Prefix a raw string prefix, both against the client's URI SANs joined with "," (Envoy's uri_san input);
  * sni Exact compares the TLS SNI. A match with neither field holds for nobody.
  */
-export function ruleHolds(rule: Pick<InboundRuleEntry, "matches">, client: Pick<ClientIdentity, "spiffe" | "sni">): boolean {
+export function ruleHolds(rule: Pick<InboundRuleEntry, "matches">, client: Pick<ClientFacts, "spiffe" | "sni">): boolean {
   return !rule.matches || rule.matches.some((m) => matchHolds(m, client));
 }
 
-export function matchHolds(m: RuleMatch, client: Pick<ClientIdentity, "spiffe" | "sni">): boolean {
+export function matchHolds(m: RuleMatch, client: Pick<ClientFacts, "spiffe" | "sni">): boolean {
   if (!m.spiffeID && !m.sni) return false;
   if (m.spiffeID) {
     const id = client.spiffe;

@@ -1,7 +1,7 @@
 // Does a targetRef apply: top-level refs against the local dataplane's inbounds (2.6 kinds and the 2.10+
 // Dataplane kind with 2.9+ namespace/zone scoping), and
 // `from`/`to` refs as tag subsets against a client's or destination's multi-valued tags (reference §3.2, §3.6).
-import { LABEL, SERVICE_TAG, type Dataplane, type Inbound } from "../documents/dataplane.js";
+import { LABEL, SERVICE_TAG, type Dataplane, type Inbound } from "../model/dataplane.js";
 import { versionTraits, type VersionTraits } from "../model/kuma-version.js";
 import type { Policy, Tag, TagSet, TargetRef } from "../model/types.js";
 

@@ -1,8 +1,8 @@
 // The selection filter: of a validated mesh-wide policy set, keep only what can select this dataplane, so a
 // sidecar's memory and compile time grow with what selects it, not with the mesh. Pure; property-tested
 // (test/policy/select.test.ts) to decide exactly as the unfiltered set does.
-import { dedupe, routesOf } from "../plans/compile.js";
-import type { Dataplane } from "../documents/dataplane.js";
+import { dedupe, routesOf } from "./policy-set.js";
+import type { Dataplane } from "../model/dataplane.js";
 import { versionTraits, type KumaVersion } from "../model/kuma-version.js";
 import { policySelectsDataplane } from "./match.js";
 import type { Policy } from "../model/types.js";

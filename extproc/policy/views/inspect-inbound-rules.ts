@@ -8,7 +8,7 @@ import { buildFromPlan, type FromPlan } from "../plans/from-items.js";
 import { sortByPrecedence } from "../selection/precedence.js";
 import { buildRules } from "../plans/rules.js";
 import type { PolicyType, Tag } from "../model/types.js";
-import { type InboundRule, metaOf, type Rule } from "./inspect-rules.js";
+import { type InboundRule, metaOf, type Rule } from "./inspect-shapes.js";
 
 type InboundKind = keyof InboundPlan["from"];
 

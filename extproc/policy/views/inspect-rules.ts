@@ -6,54 +6,17 @@
 // catch-alls, Meta without `kri`, `weight: 1` on backendRefs, and `httpMatches` under Kuma's hash.
 import { createHash } from "node:crypto";
 import { compile } from "../plans/compile.js";
-import type { Dataplane } from "../documents/dataplane.js";
+import type { Dataplane } from "../model/dataplane.js";
 import { dataplaneRules, type InspectOptions, type Meta } from "./inspect.js";
 import type { Policy, PolicyType, RouteMatch } from "../model/types.js";
 import { fromRulesOf, inboundRulesOf } from "./inspect-inbound-rules.js";
+import { metaOf, type InboundRef, type InboundRule, type InspectRule, type InspectRules, type Rule } from "./inspect-shapes.js";
 
-export type { Meta };
-
-export interface InboundRef {
-  name?: string;
-  port: number;
-  tags: Record<string, string>;
-}
-
-export interface InboundRule {
-  /** Absent for a catch-all rule. */
-  match?: unknown;
-  conf: unknown[];
-  origin: Array<{ resourceMeta: Meta; ruleIndex: number }>;
-}
-
-export interface Rule {
-  matchers: Array<{ key: string; value: string; not: boolean }>;
-  conf: unknown;
-  origin: Meta[];
-}
-
-export interface InspectRule {
-  type: string;
-  fromRules: Array<{ inbound: InboundRef; rules: Rule[] }>;
-  inboundRules: Array<{ inbound: InboundRef; rules: InboundRule[] }>;
-  toResourceRules: unknown[];
-  toRules: unknown[];
-  warnings: string[];
-}
-
-export interface InspectRules {
-  httpMatches: Array<{ hash: string; match: unknown }>;
-  resource: Meta;
-  rules: InspectRule[];
-}
+export { metaOf };
+export type { InboundRef, InboundRule, InspectRule, InspectRules, Meta, Rule };
 
 /** Kuma's policy plugin order (`Order` of each type's descriptor: route 100, MFI 800, MRL 900, MTP 1100). */
 export const INSPECT_ORDER: readonly PolicyType[] = ["MeshHTTPRoute", "MeshFaultInjection", "MeshRateLimit", "MeshTrafficPermission"];
-
-/** Kuma's `ResourceMetaToMeta`: type, mesh, name and labels (`{}` when none); no `kri`. */
-export function metaOf(r: { type: string; mesh: string; name: string; labels?: Record<string, string> }): Meta {
-  return { type: r.type, mesh: r.mesh, name: r.name, labels: { ...(r.labels ?? {}) } };
-}
 
 /**
  * The `_rules` answer for `dp` under `policies`. `portlessPort` stands in for an inbound without a port (a

@@ -5,7 +5,7 @@
 // dataplanesForPolicy. Their inputs: Policy[] (parse.ts), Dataplane (dataplane.ts dataplaneFromObject),
 // MeshResources (resources.ts resourceFromObject / resourcesOf), KumaVersion (kuma-version.ts parseKumaVersion).
 import { compile, routeTableFor, type InboundPlan, type Snapshot } from "../plans/compile.js";
-import type { Dataplane, Inbound } from "../documents/dataplane.js";
+import type { Dataplane, Inbound } from "../model/dataplane.js";
 import { buildRules } from "../plans/rules.js";
 import { policySelectsDataplane } from "../selection/match.js";
 import { versionTraits, type KumaVersion } from "../model/kuma-version.js";
