@@ -1,6 +1,7 @@
 // MeshFaultInjection `default.http` list → what happens to one request. Elements run in order, each
 // element's delay then abort (as Envoy's fault filter), each percentage applied to the traffic that got
-// through the previous elements (reference §4.2). `random` returns [0, 1) and is injected for tests.
+// through the previous elements (meshfaultinjection/api/v1alpha1 at v2.14.3). `random` returns [0, 1) and is
+// injected for tests.
 // A list is compiled once (durations and percentages parsed) and then only sampled per request.
 import { parseGoDurationMs } from "../documents/duration.js";
 import { percentageValue } from "../documents/validate-confs.js";

@@ -1,6 +1,7 @@
 // Who is calling: client tags from the mTLS peer (ext_proc attribute connection.uri_san_peer_certificate, or
 // the x-forwarded-client-cert URI= entries Envoy sets), or from x-kuma-tags only when configured to trust it.
-// spiffe://<mesh>/<service> → kuma.io/service; kuma://<key>/<value> → key=value (reference §3.6–3.7).
+// spiffe://<mesh>/<service> → kuma.io/service; kuma://<key>/<value> → key=value (the URIs Kuma's CA issues;
+// XFCC as pkg/xds/envoy/listeners/v3/http_connection_manager_configurer.go has Envoy set it, at v2.14.3).
 import type { ClientIdentity } from "./client-steps.js";
 import { tagSetKey, type IdentitySource } from "../model/client.js";
 import { SERVICE_TAG } from "../model/dataplane.js";

@@ -1,4 +1,5 @@
-// MeshTrafficPermission on one inbound: whether it applies at all (mesh mTLS state, reference §5 table),
+// MeshTrafficPermission on one inbound: whether it applies at all (mesh mTLS state and MeshIdentity, as
+// meshtrafficpermission/plugin/v1alpha1/plugin.go at v2.14.3 decides),
 // the 2.14 rules path (every allow/deny list of every selected policy pooled: any deny wins, then any allow,
 // else deny; 2.12–2.13: first matching rule in order) and the legacy `from` path (RBAC "any allow").
 import type { Explanation } from "../../decision.js";

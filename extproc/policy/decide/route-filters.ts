@@ -1,7 +1,7 @@
-// MeshHTTPRoute filters applied by ext_proc (reference §7): header modifiers (values split on commas up to
-// Kuma 2.7, literal from 2.8), URLRewrite (path full/prefix replace, hostname → :authority) and
-// RequestRedirect (a local 3xx with `location`). RequestMirror, weighted backendRefs and
-// hostToBackendHostname need Envoy's router and are reported as not applied.
+// MeshHTTPRoute filters applied by ext_proc (what meshhttproute's xds/filters/*.go at v2.14.3 configures):
+// header modifiers (values split on commas up to Kuma 2.7, literal from 2.8), URLRewrite (path full/prefix
+// replace, hostname → :authority) and RequestRedirect (a local 3xx with `location`). RequestMirror, weighted
+// backendRefs and hostToBackendHostname need Envoy's router and are reported as not applied.
 import type { HeaderEdits } from "../../decision.js";
 import { splitValues } from "../plans/routes.js";
 import type { HeaderModifier, RouteFilter, RouteMatch } from "../model/types.js";

@@ -1,4 +1,4 @@
-// MeshFaultInjection and MeshRateLimit on the 2.10+ rules path (reference §4.4, plugin/xds/configurer.go of
+// MeshFaultInjection and MeshRateLimit on the 2.10+ rules path (plugin/xds/configurer.go of
 // each at v2.14.3): MFI installs every matching rule's faults in rule order (catch-alls of different
 // policies stack); MRL merges catch-alls into a base and layers the SPIFFE rules that match the client.
 import type { ClientFacts } from "../model/client.js";

@@ -1,4 +1,4 @@
-// Validates MeshHTTPRoute `to[].rules` (matches and filters), reference §4.4.
+// Validates MeshHTTPRoute `to[].rules` (matches and filters): meshhttproute/api/v1alpha1/validation.go at v2.14.3.
 import { at, Issues, isObj, type Obj } from "./issues.js";
 import type { VersionTraits } from "../model/kuma-version.js";
 import { validateHeaderList } from "./validate-confs.js";

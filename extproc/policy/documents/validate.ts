@@ -1,5 +1,6 @@
 // Validates a policy `spec` per kind and returns every violation at once, plus Kuma's deprecation warnings:
-// Kuma 2.6 validators (reference §1.3), and the 2.7–2.14 model (rules, Dataplane kind) as the version allows.
+// Kuma 2.6 validators (each policy's api/v1alpha1/validator.go at 2.6.0), and the 2.7–2.14 model (rules,
+// Dataplane kind) as the version allows.
 import { at, Issues, type Obj } from "./issues.js";
 import type { VersionTraits } from "../model/kuma-version.js";
 import { validateMfiConf, validateMrlConf, validateMtpConf } from "./validate-confs.js";

@@ -1,5 +1,6 @@
 // `from[]` items of the policies selecting one inbound, concatenated in precedence order, with a tag index,
-// and per-client evaluation (reference §3.6 direct evaluation; exact for multi-valued clients too).
+// and per-client evaluation (the answer Rules.Compute in pkg/plugins/policies/core/rules/rules.go gives,
+// evaluated directly instead of over a built rule list; exact for multi-valued clients too).
 import type { LimitPlan } from "./limit-plan.js";
 import { mergeConfs, type Conf } from "../selection/merge.js";
 import type { FaultPlan } from "./fault-plan.js";

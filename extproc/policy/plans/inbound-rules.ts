@@ -19,7 +19,7 @@ export interface RulesPlan {
   kind: PolicyType;
   /** Policies whose rules (or folded `from`) are in `rules`, ascending priority. */
   policies: Policy[];
-  /** `from`-based policies left out because this inbound has rules of the kind (MTP, MFI; §4.2). */
+  /** `from`-based policies left out because this inbound has rules of the kind (MTP, MFI: plugin/v1alpha1/plugin.go). */
   ignoredFrom: Policy[];
   rules: InboundRuleEntry[];
   /** Per-client results (keyed by SPIFFE ID and SNI): what matches depends only on those. */

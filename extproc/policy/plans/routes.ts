@@ -1,4 +1,5 @@
-// MeshHTTPRoute: merge the `to[].rules` of every route for one destination (merge by `matches`, reference §2.5),
+// MeshHTTPRoute: merge the `to[].rules` of every route for one destination (merge by `matches`: mergeValuesByKey
+// on PolicyDefault in meshhttproute/api/v1alpha1/helpers.go), then
 // order the routes (2.6: as merged; 2.7+: by match specificity, compare.go) and pick the first whose match
 // fits the request. Filters are applied by route-filters.ts.
 import { mergeConfs } from "../selection/merge.js";

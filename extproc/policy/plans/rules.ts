@@ -1,5 +1,6 @@
-// Kuma's rule list for `from` items (reference §3.4, BuildRules at 2.6): groups of intersecting subsets,
-// every consistent combination of positive/negated tags, the merged conf of the items covering it.
+// Kuma's rule list for `from` items (BuildRules in pkg/plugins/policies/core/rules/rules.go at 2.6): groups of
+// intersecting subsets, every consistent combination of positive/negated tags, the merged conf of the items
+// covering it.
 // Used for /explain and conformance goldens; decisions use from-items.ts, which gives the same answers.
 import type { FromItem } from "./from-items.js";
 import { mergeConfs, type Conf } from "../selection/merge.js";

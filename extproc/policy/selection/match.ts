@@ -1,6 +1,7 @@
 // Does a targetRef apply: top-level refs against the local dataplane's inbounds (2.6 kinds and the 2.10+
 // Dataplane kind with 2.9+ namespace/zone scoping), and
-// `from`/`to` refs as tag subsets against a client's or destination's multi-valued tags (reference §3.2, §3.6).
+// `from`/`to` refs as tag subsets against a client's or destination's multi-valued tags (asSubset and
+// Rules.Compute in pkg/plugins/policies/core/rules/rules.go).
 import { LABEL, SERVICE_TAG, type Dataplane, type Inbound } from "../model/dataplane.js";
 import { versionTraits, type VersionTraits } from "../model/kuma-version.js";
 import type { Policy, Tag, TagSet, TargetRef } from "../model/types.js";
@@ -13,7 +14,8 @@ export interface SelectContext {
 }
 
 /**
- * Whether a top-level targetRef selects this inbound (reference §1.2 for 2.6, DppSelectedByPolicy at 2.14).
+ * Whether a top-level targetRef selects this inbound (pkg/plugins/policies/core/matchers at 2.6;
+ * DppSelectedByPolicy in matchers/dataplane.go at v2.14.3).
  * `policy` supplies what Dataplane-by-name refs are relative to (namespace, zone).
  */
 export function selectsInbound(ref: TargetRef, inbound: Inbound, dp: Dataplane, ctx: SelectContext = {}, policy?: Policy): boolean {
@@ -100,7 +102,7 @@ function tagsContain(tags: Readonly<Record<string, string>>, selector: Readonly<
   return true;
 }
 
-/** `asSubset` (reference §3.2): the positive tags a from/to targetRef requires. Mesh → [] (everyone). */
+/** `asSubset` (core/rules/rules.go): the positive tags a from/to targetRef requires. Mesh → [] (everyone). */
 export function asSubset(ref: TargetRef): Tag[] {
   const tags: Tag[] = [];
   if (ref.kind === "MeshService" || ref.kind === "MeshServiceSubset") tags.push({ key: SERVICE_TAG, value: ref.name ?? "", not: false });

@@ -1,5 +1,6 @@
-// Merges `default` confs the way Kuma does (reference §2.3): RFC 7386 merge patch in list order, objects
-// deep-merge, arrays replace as a whole, and null never unsets (nulls are dropped first).
+// Merges `default` confs the way Kuma does (MergeConfs in pkg/plugins/policies/core/rules/merge/merge.go):
+// RFC 7386 merge patch in list order, objects deep-merge, arrays replace as a whole, and null never unsets
+// (nulls are dropped first).
 import { dropNulls, isObj } from "../documents/issues.js";
 
 export type Conf = Record<string, unknown>;
