@@ -1,7 +1,7 @@
 // Wires per-request policy decisions into the sidecar: who this dataplane is, the PolicyEngine,
 // its policy source (--policies DIR or --control-plane URL), the dataplane lifecycle client,
 // the "policies" readiness gate, and POST /explain. Only policies that can select this dataplane are kept
-// (policy/select.ts); a change of the dataplane's own labels/tags (--dataplane-file) re-selects them.
+// (policy/selection/select.ts); a change of the dataplane's own labels/tags (--dataplane-file) re-selects them.
 import { Gauge, type Registry } from "prom-client";
 import type { AdminServer } from "./admin/server.js";
 import { json } from "./admin/server.js";

@@ -1,6 +1,6 @@
 // Kuma's Mesh resource in its universal (flattened) form: validation with Kuma's field paths
 // (`pkg/core/resources/apis/mesh/mesh_validator.go` @v2.14.3, the parts that matter here). Pure: shared by
-// the control plane's PUT and the sidecar's fetch; the engine reads the mTLS state (policy/resources.ts).
+// the control plane's PUT and the sidecar's fetch; the engine reads the mTLS state (policy/documents/resources.ts).
 import { at, isObj, Issues } from "../policy/documents/issues.js";
 import type { Violation } from "../policy/model/types.js";
 

@@ -61,7 +61,7 @@ export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): 
     if (job.prev?.digest === textDigest) return { unchanged: { stamp: job.stamp, settled } };
     const parsed = await parsePolicyTextAsync(bytes.toString("utf8"), job.file, pause, { kumaVersion: job.kumaVersion });
     const policies = dedupe(keepLastGood(parsed.policies, parsed.rejected, job.prev?.held)).policies;
-    // What is held is copied out of the file's text (compact.ts), or else it would keep the whole text alive.
+    // What is held is copied out of the file's text (policy/documents/compact.ts), or else it would keep the whole text alive.
     const strings = new StringTable();
     const dp = job.dataplane;
     const keep = (p: Policy) => !dp || mightSelect(p, dp, job.kumaVersion);

@@ -35,3 +35,12 @@ test("architecture › the mutation-rules module the policy core reads is pure t
   const imports = [...src.matchAll(/(?:import|export)[^"']*?from\s+["']([^"']+)["']/g)].map((m) => m[1]);
   t.deepEqual(imports, ["./decision.js"]);
 });
+
+test("architecture › given extproc/'s own sources, when their lines are counted, then none is over 300", (t) => {
+  const root = fileURLToPath(new URL("../../../extproc/", import.meta.url));
+  const long = sources(root)
+    .filter((f) => !relative(root, f).startsWith("gen"))
+    .map((f) => ({ file: relative(root, f), lines: readFileSync(f, "utf8").split("\n").length - 1 }))
+    .filter((f) => f.lines > 300);
+  t.deepEqual(long, []);
+});
