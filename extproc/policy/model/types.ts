@@ -4,6 +4,18 @@
 export const POLICY_TYPES = ["MeshTrafficPermission", "MeshFaultInjection", "MeshRateLimit", "MeshHTTPRoute"] as const;
 export type PolicyType = (typeof POLICY_TYPES)[number];
 
+/**
+ * What Kuma says of each kind beyond its spec: its short name (`ShortName` of its resource descriptor), whether
+ * its `from` items count as catch-all rules (`IsFromAsRules`), and its plugin's `Order` (the order of the
+ * inspect view's rules: pkg/plugins/policies/<kind>/plugin/v1alpha1/plugin.go at v2.14.3).
+ */
+export const KIND_TRAITS: Readonly<Record<PolicyType, { shortName: string; fromAsRules: boolean; pluginOrder: number }>> = {
+  MeshTrafficPermission: { shortName: "mtp", fromAsRules: false, pluginOrder: 1100 },
+  MeshFaultInjection: { shortName: "mfi", fromAsRules: false, pluginOrder: 800 },
+  MeshRateLimit: { shortName: "mrl", fromAsRules: true, pluginOrder: 900 },
+  MeshHTTPRoute: { shortName: "mhttpr", fromAsRules: false, pluginOrder: 100 },
+};
+
 export const TARGET_REF_KINDS = [
   "Mesh",
   "Dataplane",

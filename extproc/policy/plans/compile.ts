@@ -12,11 +12,11 @@ import { dataplaneIdentity } from "../documents/mesh-identity.js";
 import { meshMtls, NO_RESOURCES, type MeshResources } from "../documents/resources.js";
 import { refResolvesTo, type Destination } from "./destinations.js";
 import { mergeRouteRules, routeTable, type RouteEntry, type RouteTable } from "./routes.js";
-import type { Policy, PolicyType, RouteToItem } from "../model/types.js";
+import { POLICY_TYPES, type Policy, type PolicyType, type RouteToItem } from "../model/types.js";
 import { dedupe, routesOf } from "../selection/policy-set.js";
 
 export type FromKind = Exclude<PolicyType, "MeshHTTPRoute">;
-export const FROM_KINDS: readonly FromKind[] = ["MeshTrafficPermission", "MeshFaultInjection", "MeshRateLimit"];
+export const FROM_KINDS: readonly FromKind[] = POLICY_TYPES.filter((t): t is FromKind => t !== "MeshHTTPRoute");
 
 export interface InboundPlan {
   inbound: Inbound;

@@ -3,7 +3,7 @@
 // order (MRL `from` items folded in as catch-alls), one rule per match, stable-sorted by match specificity.
 import type { ClientFacts } from "../model/client.js";
 import type { Conf } from "../selection/merge.js";
-import type { Policy, PolicyType, RuleMatch } from "../model/types.js";
+import { KIND_TRAITS, type Policy, type PolicyType, type RuleMatch } from "../model/types.js";
 
 /** One rule: its matches (ORed; one after 2.14's expansion; undefined = catch-all) and the entry's whole `default`. */
 export interface InboundRuleEntry {
@@ -68,9 +68,6 @@ export function perClient<T>(plan: RulesPlan, client: Pick<ClientFacts, "spiffe"
   return value;
 }
 
-/** "From as rules" kinds: their `from` items (kind Mesh only) become catch-all rules. */
-const FROM_AS_RULES: ReadonlySet<PolicyType> = new Set(["MeshRateLimit"]);
-
 /**
  * The rules plan of `sorted` (ascending priority) for `kind`, or undefined when no selecting policy has rules
  * (then the legacy `from` path stays in force). `expand`: one rule per match, sorted by specificity (2.14);
@@ -89,7 +86,7 @@ export function buildRulesPlan(kind: PolicyType, sorted: readonly Policy[], expa
         else if (expand) for (const match of r.matches) plan.rules.push({ ...entry, matches: [match] });
         else plan.rules.push({ ...entry, matches: r.matches });
       });
-    } else if (FROM_AS_RULES.has(kind) && (policy.spec.from?.length ?? 0) > 0) {
+    } else if (KIND_TRAITS[kind].fromAsRules && (policy.spec.from?.length ?? 0) > 0) {
       plan.policies.push(policy);
       policy.spec.from!.forEach((f, i) => plan.rules.push({ policy, rule: `from[${i}]`, ruleIndex: i, conf: (f.default ?? {}) as Conf }));
     } else if ((policy.spec.from?.length ?? 0) > 0) plan.ignoredFrom.push(policy);

@@ -7,13 +7,10 @@ import type { InboundPlan, Snapshot } from "../plans/compile.js";
 import { buildFromPlan, type FromPlan } from "../plans/from-items.js";
 import { sortByPrecedence } from "../selection/precedence.js";
 import { buildRules } from "../plans/rules.js";
-import type { PolicyType, Tag } from "../model/types.js";
+import { KIND_TRAITS, type PolicyType, type Tag } from "../model/types.js";
 import { type InboundRule, metaOf, type Rule } from "./inspect-shapes.js";
 
 type InboundKind = keyof InboundPlan["from"];
-
-/** Types whose `from` items Kuma folds into the rule list (`IsFromAsRules`); of the four, only MeshRateLimit. */
-const FROM_AS_RULES: ReadonlySet<PolicyType> = new Set(["MeshRateLimit"]);
 
 export function inboundRulesOf(plan: InboundPlan, type: PolicyType): InboundRule[] {
   const rules = plan.rules[type as InboundKind];
@@ -25,7 +22,7 @@ export function inboundRulesOf(plan: InboundPlan, type: PolicyType): InboundRule
     }));
   }
   const from = plan.from[type as InboundKind];
-  if (!from || !FROM_AS_RULES.has(type)) return [];
+  if (!from || !KIND_TRAITS[type].fromAsRules) return [];
   return from.items.map((item) => ({ conf: [item.conf], origin: [{ resourceMeta: metaOf(item.policy), ruleIndex: item.index }] }));
 }
 

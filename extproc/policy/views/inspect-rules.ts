@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { compile } from "../plans/compile.js";
 import type { Dataplane } from "../model/dataplane.js";
 import { dataplaneRules, type InspectOptions, type Meta } from "./inspect.js";
-import type { Policy, PolicyType, RouteMatch } from "../model/types.js";
+import { KIND_TRAITS, POLICY_TYPES, type Policy, type PolicyType, type RouteMatch } from "../model/types.js";
 import { fromRulesOf, inboundRulesOf } from "./inspect-inbound-rules.js";
 import { metaOf, type InboundRef, type InboundRule, type InspectRule, type InspectRules, type Rule } from "./inspect-shapes.js";
 
@@ -16,7 +16,7 @@ export { metaOf };
 export type { InboundRef, InboundRule, InspectRule, InspectRules, Meta, Rule };
 
 /** Kuma's policy plugin order (`Order` of each type's descriptor: route 100, MFI 800, MRL 900, MTP 1100). */
-export const INSPECT_ORDER: readonly PolicyType[] = ["MeshHTTPRoute", "MeshFaultInjection", "MeshRateLimit", "MeshTrafficPermission"];
+export const INSPECT_ORDER: readonly PolicyType[] = [...POLICY_TYPES].sort((a, b) => KIND_TRAITS[a].pluginOrder - KIND_TRAITS[b].pluginOrder);
 
 /**
  * The `_rules` answer for `dp` under `policies`. `portlessPort` stands in for an inbound without a port (a

@@ -10,7 +10,7 @@ import { buildRules } from "../plans/rules.js";
 import { policySelectsDataplane } from "../selection/match.js";
 import { versionTraits, type KumaVersion } from "../model/kuma-version.js";
 import { portSectionName, NO_RESOURCES, type MeshResources, type ServiceResource } from "../documents/resources.js";
-import { POLICY_TYPES, type Policy, type PolicyType } from "../model/types.js";
+import { KIND_TRAITS, POLICY_TYPES, type Policy, type PolicyType } from "../model/types.js";
 
 /** Kuma's `Meta`: what identifies a resource in inspect answers. */
 export interface Meta {
@@ -56,11 +56,9 @@ export interface InspectOptions {
   includeShadow?: boolean;
 }
 
-const SHORT_NAME: Readonly<Record<PolicyType, string>> = { MeshTrafficPermission: "mtp", MeshFaultInjection: "mfi", MeshRateLimit: "mrl", MeshHTTPRoute: "mhttpr" };
-
 /** Kuma resource identifier of a policy: `kri_<short>_<mesh>_<zone>_<namespace>_<display name>_` (pkg/core/kri). */
 export function policyKri(p: Policy): string {
-  return `kri_${SHORT_NAME[p.type]}_${p.mesh}_${p.zone ?? ""}_${p.k8sNamespace ?? ""}_${p.displayName}_`;
+  return `kri_${KIND_TRAITS[p.type].shortName}_${p.mesh}_${p.zone ?? ""}_${p.k8sNamespace ?? ""}_${p.displayName}_`;
 }
 
 export function policyMeta(p: Policy): Meta {
