@@ -4,10 +4,10 @@
 // Run alone: node dist/bench/policy.js [--quick] [--dialect 2.6|2.14]
 import { pathToFileURL } from "node:url";
 import type { RequestFacts } from "../extproc/decision.js";
-import { dataplaneFromTags, type Dataplane } from "../extproc/policy/dataplane.js";
-import { PolicyEngine } from "../extproc/policy/engine.js";
-import { validatePolicyObject } from "../extproc/policy/parse.js";
-import type { Policy } from "../extproc/policy/types.js";
+import { dataplaneFromTags, type Dataplane } from "../extproc/policy/documents/dataplane.js";
+import { PolicyEngine } from "../extproc/policy/decide/engine.js";
+import { validatePolicyObject } from "../extproc/policy/documents/parse.js";
+import type { Policy } from "../extproc/policy/model/types.js";
 import { type BenchRow, formatRows } from "./report.js";
 
 const RATIO_GOAL = 1.3;

@@ -1,23 +1,23 @@
 // Wires per-request policy decisions into the sidecar: who this dataplane is, the PolicyEngine,
 // its policy source (--policies DIR or --control-plane URL), the dataplane lifecycle client,
 // the "policies" readiness gate, and POST /explain. Only policies that can select this dataplane are kept
-// (policy/select.ts); a change of the dataplane's own labels/tags (--dataplane-file) re-selects them.
+// (policy/selection/select.ts); a change of the dataplane's own labels/tags (--dataplane-file) re-selects them.
 import { Gauge, type Registry } from "prom-client";
 import type { AdminServer } from "./admin/server.js";
 import { json } from "./admin/server.js";
 import type { SidecarConfig } from "./config/sidecar.js";
 import { NO_CONTROL_PLANE, type DataplaneLifecycle } from "./dataplane-lifecycle.js";
 import type { Logger } from "./log.js";
-import { PolicyEngine } from "./policy/engine.js";
-import type { Dataplane } from "./policy/dataplane.js";
-import { explainHandler } from "./policy/explain-route.js";
-import { selectForDataplane } from "./policy/select.js";
-import type { MeshResources } from "./policy/resources.js";
-import type { Policy } from "./policy/types.js";
+import { PolicyEngine } from "./policy/decide/engine.js";
+import type { Dataplane } from "./policy/documents/dataplane.js";
+import { explainHandler } from "./policy/views/explain-route.js";
+import { selectForDataplane } from "./policy/selection/select.js";
+import type { MeshResources } from "./policy/documents/resources.js";
+import type { Policy } from "./policy/model/types.js";
 import { watchDataplaneFile } from "./policy-source/dataplane-file-watch.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
 import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane } from "./policy-source/from-config.js";
-import { inspectRules } from "./kuma-rest/inspect-rules.js";
+import { inspectRules } from "./policy/views/inspect-rules.js";
 import { PLACEHOLDER_INBOUND_PORT } from "./policy-source/dataplane-client.js";
 import type { ApplyPolicies, PolicySource } from "./policy-source/source.js";
 import { resolveKumaVersion, type ResolvedKumaVersion } from "./policy-source/version-detect.js";

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { type KumaVersion, parseKumaVersion } from "../kuma-rest/kuma-version.js";
-import { yamlLimitViolation } from "../policy/yaml-limits.js";
+import { yamlLimitViolation } from "../policy/documents/yaml-limits.js";
 import { parseDurationMs } from "./duration.js";
 
 export type FlagType = "string" | "int" | "ratio" | "duration" | "bool" | "hostport" | "url" | "enum" | "path";

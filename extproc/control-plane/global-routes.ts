@@ -3,7 +3,7 @@
 import type { GlobalResource, ResourceType } from "../kuma-rest/resources.js";
 import { badRequest, invalidResource, methodNotAllowed, notFound } from "./problems.js";
 import { listReply } from "./paging.js";
-import type { ApiReply, ApiRequest, RouteContext } from "./routes.js";
+import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
 import { decodeUtf8, parseYamlSafe } from "./safety.js";
 import { nameViolations, validateGlobalResource } from "./validate.js";
 

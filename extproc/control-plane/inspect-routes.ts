@@ -4,15 +4,15 @@
 // in Kuma 2.14's JSON shape (`rulesForResource` / `matchingDataplanesForPolicy` in
 // `pkg/api-server/resource_endpoints.go` @v2.14.3), including its 404 bodies.
 import { DATAPLANE_TYPE, MESH_TYPE, POLICY_TYPES, type Resource, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
-import { type MeshResources, resourceFromObject, resourcesOf } from "../policy/resources.js";
-import { inspectRules, metaOf } from "../kuma-rest/inspect-rules.js";
-import { dataplanesForPolicy } from "../policy/inspect.js";
-import { dataplaneFromObject, type Dataplane } from "../policy/dataplane.js";
-import { validatePolicyObject, type Policy } from "../policy/parse.js";
+import { type MeshResources, resourceFromObject, resourcesOf } from "../policy/documents/resources.js";
+import { inspectRules, metaOf } from "../policy/views/inspect-rules.js";
+import { dataplanesForPolicy } from "../policy/views/inspect.js";
+import { dataplaneFromObject, type Dataplane } from "../policy/documents/dataplane.js";
+import { validatePolicyObject, type Policy } from "../policy/documents/parse.js";
 
 import { pageBounds } from "./paging.js";
 import { ApiError } from "./problems.js";
-import type { ApiReply, ApiRequest, RouteContext } from "./routes.js";
+import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
 
 /** Kuma answers a missing mesh, dataplane or policy with this body ("Not found" as detail). */
 const kumaNotFound = (title: string) => new ApiError(404, title, "Not found");

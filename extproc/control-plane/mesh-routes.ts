@@ -5,7 +5,7 @@ import { type GlobalResource, MESH_TYPE } from "../kuma-rest/resources.js";
 import { routeGlobal } from "./global-routes.js";
 import { listReply } from "./paging.js";
 import { notFound } from "./problems.js";
-import type { ApiReply, ApiRequest, RouteContext } from "./routes.js";
+import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
 
 /** Serves /meshes (name undefined) and /meshes/{name}. */
 export async function routeMeshes(ctx: RouteContext, req: ApiRequest, name: string | undefined): Promise<ApiReply> {

@@ -4,47 +4,19 @@
 // global-routes.ts, the inspect endpoints to inspect-routes.ts.
 import { timingSafeEqual } from "node:crypto";
 import { hostname } from "node:os";
-import { type KumaVersion, referenceRelease } from "../kuma-rest/kuma-version.js";
+import { referenceRelease } from "../kuma-rest/kuma-version.js";
 import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES, globalTypeByPlural, POLICY_TYPES, type Resource, type ResourceType, typeByPlural } from "../kuma-rest/resources.js";
 import { dataplaneRules, policyDataplanes } from "./inspect-routes.js";
-import { validatePolicyObject } from "../policy/parse.js";
-import type { DataplaneRegistry } from "./dataplanes.js";
+import { validatePolicyObject } from "../policy/documents/parse.js";
 import { routeGlobal } from "./global-routes.js";
 import { ApiError, badRequest, invalidResource, methodNotAllowed, notFound, unauthorized } from "./problems.js";
-import { parseYamlSafe, decodeUtf8, type BodyLimits } from "./safety.js";
-import type { ResourceStore } from "./store.js";
+import { parseYamlSafe, decodeUtf8 } from "./safety.js";
 import { listReply } from "./paging.js";
 import { routeMeshes } from "./mesh-routes.js";
 import { nameViolations, validateResource } from "./validate.js";
-import type { ChangeNotifier } from "./watch.js";
+import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
 
-export interface ApiRequest {
-  method: string;
-  url: URL;
-  headers: Record<string, string | string[] | undefined>;
-  /** Reads the (size-limited) body; only called for writes. */
-  body(): Promise<Buffer>;
-  /** Resolves when the client goes away (ends long-polls early). */
-  abandoned: Promise<void>;
-}
-
-export interface ApiReply {
-  status: number;
-  headers?: Record<string, string>;
-  body?: unknown;
-}
-
-export interface RouteContext {
-  store: ResourceStore;
-  dataplanes: DataplaneRegistry;
-  notifier: ChangeNotifier;
-  token: string;
-  limits: BodyLimits;
-  /** meshext's own version (`version` in `GET /`). */
-  version: string;
-  /** The Kuma release whose semantics this control plane follows (`basedOnKuma` in `GET /`). */
-  kumaVersion: KumaVersion;
-}
+export type { ApiReply, ApiRequest, RouteContext };
 
 const WRITE_METHODS = new Set(["PUT", "DELETE", "POST"]);
 

@@ -2,7 +2,7 @@
 // parse that refuses aliases, deep nesting, several documents and oversized node counts with a clear 400.
 import type { IncomingMessage } from "node:http";
 import { isAlias, isScalar, parseDocument, visit } from "yaml";
-import { YAML_LIMITS, yamlLimitViolation } from "../policy/yaml-limits.js";
+import { YAML_LIMITS, yamlLimitViolation } from "../policy/documents/yaml-limits.js";
 import { badRequest, payloadTooLarge } from "./problems.js";
 
 export interface BodyLimits {

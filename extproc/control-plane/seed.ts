@@ -7,9 +7,9 @@ import { meshViolations } from "../kuma-rest/mesh-resource.js";
 import { type GlobalResource, MESH_TYPE, POLICY_TYPES, type Resource, SERVICE_TYPES } from "../kuma-rest/resources.js";
 import { serviceResourceViolations } from "../kuma-rest/service-resources.js";
 import type { Logger } from "../log.js";
-import { isObj } from "../policy/issues.js";
-import type { KumaVersion } from "../policy/kuma-version.js";
-import { parseDocuments, parsePolicyText } from "../policy/parse.js";
+import { isObj } from "../policy/documents/issues.js";
+import type { KumaVersion } from "../policy/model/kuma-version.js";
+import { parseDocuments, parsePolicyText } from "../policy/documents/parse.js";
 import type { ResourceStore } from "./store.js";
 
 /** True when the store holds no policy of any supported kind. */

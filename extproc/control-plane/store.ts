@@ -8,7 +8,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { removeFileDurable, TEMP_PREFIX, writeFileAtomic } from "../atomic-file.js";
 import { ALL_TYPES, GLOBAL_TYPES, type GlobalResource, NAME_PATTERN, type Resource, type ResourceType } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
-import { yamlLimitViolation } from "../policy/yaml-limits.js";
+import { yamlLimitViolation } from "../policy/documents/yaml-limits.js";
 
 const FILE_HEADER = "# Managed by the meshext control plane. Edits here are read at its next start; prefer PUT through the API.\n";
 

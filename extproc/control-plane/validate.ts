@@ -2,8 +2,8 @@
 // ContainerPatch parser (the ones the clients run, so server and client never disagree), the Mesh and
 // service-resource validators the sidecar also runs, a Dataplane check, and URL/body agreement.
 import { parseContainerPatch } from "../inject/container-patch.js";
-import type { KumaVersion } from "../policy/kuma-version.js";
-import { validatePolicyObject } from "../policy/parse.js";
+import type { KumaVersion } from "../policy/model/kuma-version.js";
+import { validatePolicyObject } from "../policy/documents/parse.js";
 import { meshViolations } from "../kuma-rest/mesh-resource.js";
 import { CONTAINER_PATCH_TYPE, DATAPLANE_TYPE, MESH_TYPE, NAME_PATTERN, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
 import { serviceResourceViolations } from "../kuma-rest/service-resources.js";

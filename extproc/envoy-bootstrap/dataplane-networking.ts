@@ -1,6 +1,6 @@
 // What Envoy needs from a Kuma Dataplane (universal YAML): each inbound's port, the app's address and port behind it,
 // and each outbound's port and service. Pure: the parsed document in, the listeners or every violation out.
-import type { Violation } from "../policy/types.js";
+import type { Violation } from "../policy/model/types.js";
 
 export interface NetworkingInbound {
   /** The inbound's `name`, else its port as text (what Kuma 2.12+ sectionName matches). */

@@ -2,7 +2,7 @@
 // keeping what is not edited: untouched YAML documents verbatim, edited ones through yaml's
 // Document API (comments, key order, quoting), JSON with its key order and indent.
 import { type Document, parseAllDocuments } from "yaml";
-import { yamlLimitViolation } from "../policy/yaml-limits.js";
+import { yamlLimitViolation } from "../policy/documents/yaml-limits.js";
 import { applyJsonEdits, applyYamlEdits } from "./edits.js";
 import type { Edit } from "./plan.js";
 

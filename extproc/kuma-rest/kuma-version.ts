@@ -1,8 +1,8 @@
 // Which Kuma release the policy semantics follow, as the outside world states it: a pinned `--kuma-version`
 // or a control plane's API root (`GET /`, the Index of `api/openapi/specs/api.yaml` @v2.14.3: {hostname,
 // product, version, instanceId, clusterId, gui, basedOnKuma?}). The versions themselves and what each one
-// does live in the engine's table (policy/kuma-version.ts); this adds readable errors and what we report.
-import { DEFAULT_KUMA_VERSION, KUMA_VERSIONS, type KumaVersion, parseKumaVersion as engineVersion } from "../policy/kuma-version.js";
+// does live in the engine's table (policy/model/kuma-version.ts); this adds readable errors and what we report.
+import { DEFAULT_KUMA_VERSION, KUMA_VERSIONS, type KumaVersion, parseKumaVersion as engineVersion } from "../policy/model/kuma-version.js";
 
 export { DEFAULT_KUMA_VERSION, type KumaVersion };
 

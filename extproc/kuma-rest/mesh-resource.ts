@@ -1,8 +1,8 @@
 // Kuma's Mesh resource in its universal (flattened) form: validation with Kuma's field paths
 // (`pkg/core/resources/apis/mesh/mesh_validator.go` @v2.14.3, the parts that matter here). Pure: shared by
-// the control plane's PUT and the sidecar's fetch; the engine reads the mTLS state (policy/resources.ts).
-import { at, isObj, Issues } from "../policy/issues.js";
-import type { Violation } from "../policy/types.js";
+// the control plane's PUT and the sidecar's fetch; the engine reads the mTLS state (policy/documents/resources.ts).
+import { at, isObj, Issues } from "../policy/documents/issues.js";
+import type { Violation } from "../policy/model/types.js";
 
 /** CA backend types Kuma 2.14 knows (`mesh_proto` CertificateAuthorityBackend). */
 const CA_TYPES = ["builtin", "provided", "vault", "acmpca", "certmanager"] as const;

@@ -2,8 +2,8 @@
 // MeshMultiZoneService — in Kuma 2.14's universal shape, with Kuma's field paths (each type's
 // `api/v1alpha1/validator.go` and struct tags @v2.14.3). Pure: shared by the control plane's PUT and the
 // sidecar's fetch, so neither accepts what the other refuses.
-import { at, isObj, Issues, type Obj } from "../policy/issues.js";
-import type { Violation } from "../policy/types.js";
+import { at, isObj, Issues, type Obj } from "../policy/documents/issues.js";
+import type { Violation } from "../policy/model/types.js";
 
 /** Kuma's `SupportedProtocols` (pkg/core/metadata/protocol.go). */
 const APP_PROTOCOLS = ["grpc", "http", "http2", "kafka", "tcp"] as const;

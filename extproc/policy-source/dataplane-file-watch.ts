@@ -1,7 +1,7 @@
 // Follows --dataplane-file: when the file's Dataplane (labels, tags, inbounds) changes, hands the new one to
 // `onChange` (which re-selects the policy set). A file that cannot be read or is invalid keeps the current one.
 import { unwatchFile, watchFile } from "node:fs";
-import type { Dataplane } from "../policy/dataplane.js";
+import type { Dataplane } from "../policy/documents/dataplane.js";
 import { dataplaneFromFile } from "./from-config.js";
 
 export interface DataplaneFileWatchOptions {

@@ -7,11 +7,11 @@
 import { watch } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { Dataplane } from "../policy/dataplane.js";
-import type { KumaVersion } from "../policy/kuma-version.js";
-import type { Rejected } from "../policy/parse.js";
-import { resourcesOf } from "../policy/resources.js";
-import { policyKey, type Policy } from "../policy/types.js";
+import type { Dataplane } from "../policy/documents/dataplane.js";
+import type { KumaVersion } from "../policy/model/kuma-version.js";
+import type { Rejected } from "../policy/documents/parse.js";
+import { resourcesOf } from "../policy/documents/resources.js";
+import { policyKey, type Policy } from "../policy/model/types.js";
 import { parseInWorker } from "./parse-in-worker.js";
 import { digest, type FileJob, type FileOutcome, type FileState, readPolicyFile } from "./policy-file.js";
 import { kindAndName } from "./last-good.js";

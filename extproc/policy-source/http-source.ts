@@ -5,15 +5,15 @@ import { createHash } from "node:crypto";
 import type { Registry } from "prom-client";
 import { POLICY_TYPES, type Resource } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
-import type { Policy } from "../policy/parse.js";
+import type { Policy } from "../policy/documents/parse.js";
 import { Backoff, withJitter } from "./backoff.js";
 import { readPolicyCache, writePolicyCache } from "./cache-file.js";
 import { KumaClient, SyncError } from "./kuma-client.js";
 import { keepLastGood, kindAndName } from "./last-good.js";
 import { PolicySourceMetrics } from "./metrics.js";
 import { FETCHED_TYPES, isOptionalType, validateFetched } from "./resource-set.js";
-import type { KumaVersion } from "../policy/kuma-version.js";
-import type { MeshResources } from "../policy/resources.js";
+import type { KumaVersion } from "../policy/model/kuma-version.js";
+import type { MeshResources } from "../policy/documents/resources.js";
 import type { ApplyPolicies, PolicySource, RejectedPolicy } from "./source.js";
 
 export interface HttpPolicySourceOptions {

@@ -1,5 +1,5 @@
 // The rule both policy sources follow when a document is rejected: the policy's last good version stays.
-import type { Policy } from "../policy/types.js";
+import type { Policy } from "../policy/model/types.js";
 
 /** Identity of a policy within one source (one mesh): its kind and name. */
 export function kindAndName(kind: string | undefined, name: string | undefined): string {

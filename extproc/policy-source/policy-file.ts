@@ -2,14 +2,14 @@
 // hold only what might select this dataplane. Runs on the main thread or in parse-worker.ts (no logging here).
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { compact, StringTable } from "../policy/compact.js";
-import { dedupe } from "../policy/compile.js";
-import type { Dataplane } from "../policy/dataplane.js";
-import type { KumaVersion } from "../policy/kuma-version.js";
-import { parsePolicyTextAsync, type Rejected } from "../policy/parse.js";
-import type { Resource } from "../policy/resources.js";
-import { mightSelect } from "../policy/select.js";
-import { policyKey, type Policy } from "../policy/types.js";
+import { compact, StringTable } from "../policy/documents/compact.js";
+import { dedupe } from "../policy/selection/policy-set.js";
+import type { Dataplane } from "../policy/documents/dataplane.js";
+import type { KumaVersion } from "../policy/model/kuma-version.js";
+import { parsePolicyTextAsync, type Rejected } from "../policy/documents/parse.js";
+import type { Resource } from "../policy/documents/resources.js";
+import { mightSelect } from "../policy/selection/select.js";
+import { policyKey, type Policy } from "../policy/model/types.js";
 import { keepLastGood } from "./last-good.js";
 
 /** A read this long after a file's mtime saw its final content for that mtime (coarse-timestamp filesystems included). */
@@ -61,7 +61,7 @@ export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): 
     if (job.prev?.digest === textDigest) return { unchanged: { stamp: job.stamp, settled } };
     const parsed = await parsePolicyTextAsync(bytes.toString("utf8"), job.file, pause, { kumaVersion: job.kumaVersion });
     const policies = dedupe(keepLastGood(parsed.policies, parsed.rejected, job.prev?.held)).policies;
-    // What is held is copied out of the file's text (compact.ts), or else it would keep the whole text alive.
+    // What is held is copied out of the file's text (policy/documents/compact.ts), or else it would keep the whole text alive.
     const strings = new StringTable();
     const dp = job.dataplane;
     const keep = (p: Policy) => !dp || mightSelect(p, dp, job.kumaVersion);

@@ -4,9 +4,9 @@
 import { meshViolations } from "../kuma-rest/mesh-resource.js";
 import { MESH_TYPE, POLICY_TYPES, type Resource, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
 import { serviceResourceViolations } from "../kuma-rest/service-resources.js";
-import type { KumaVersion } from "../policy/kuma-version.js";
-import { validatePolicyObject, type Policy, type Violation } from "../policy/parse.js";
-import { type MeshResources, type Resource as EngineResource, resourceFromObject, resourcesOf } from "../policy/resources.js";
+import type { KumaVersion } from "../policy/model/kuma-version.js";
+import { validatePolicyObject, type Policy, type Violation } from "../policy/documents/parse.js";
+import { type MeshResources, type Resource as EngineResource, resourceFromObject, resourcesOf } from "../policy/documents/resources.js";
 
 /** Every list a sync reads: the policy kinds, the service kinds, and the meshes list (for this mesh's Mesh). */
 export const FETCHED_TYPES: readonly ResourceType[] = [...POLICY_TYPES, ...SERVICE_TYPES, MESH_TYPE];

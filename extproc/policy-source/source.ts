@@ -1,7 +1,7 @@
 // The contract every policy source (directory, control plane) implements: fetch or watch policies and hand
 // complete, validated sets to `apply`. Sources never evaluate requests and never throw at callers.
-import type { MeshResources } from "../policy/resources.js";
-import type { Policy, RejectedPolicy } from "../policy/types.js";
+import type { MeshResources } from "../policy/documents/resources.js";
+import type { Policy, RejectedPolicy } from "../policy/model/types.js";
 
 export type { RejectedPolicy };
 

@@ -8,9 +8,9 @@ import { startFromConfig } from "../../extproc/commands/control-plane.js";
 import { INJECT_FLAGS, loadInjectSettings } from "../../extproc/inject/settings.js";
 import { createLogger } from "../../extproc/log.js";
 import type { RequestFacts } from "../../extproc/decision.js";
-import { dataplaneFromTags } from "../../extproc/policy/dataplane.js";
-import { PolicyEngine } from "../../extproc/policy/engine.js";
-import { parsePolicyText } from "../../extproc/policy/parse.js";
+import { dataplaneFromTags } from "../../extproc/policy/documents/dataplane.js";
+import { PolicyEngine } from "../../extproc/policy/decide/engine.js";
+import { parsePolicyText } from "../../extproc/policy/documents/parse.js";
 
 interface Pin {
   table: readonly FlagSpec[];

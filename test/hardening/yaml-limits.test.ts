@@ -4,7 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import test from "ava";
-import { parsePolicyText } from "../../extproc/policy/parse.js";
+import { parsePolicyText } from "../../extproc/policy/documents/parse.js";
 import { call, startTestControlPlane, tempDir } from "../control-plane/helpers.js";
 
 const CLI = fileURLToPath(new URL("../../extproc/cli.js", import.meta.url));

@@ -2,8 +2,8 @@
 // A PUT through the API changes the engine's next decision within a second (long-poll).
 import test from "ava";
 import { silentLogger } from "../../extproc/log.js";
-import { dataplaneFromTags } from "../../extproc/policy/dataplane.js";
-import { PolicyEngine } from "../../extproc/policy/engine.js";
+import { dataplaneFromTags } from "../../extproc/policy/documents/dataplane.js";
+import { PolicyEngine } from "../../extproc/policy/decide/engine.js";
 import { call, eventually, mtp, startTestControlPlane, tempDir } from "../control-plane/helpers.js";
 import { inboundFacts as facts, sourceFor } from "./harness.js";
 

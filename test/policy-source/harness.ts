@@ -4,8 +4,8 @@ import { loadSidecarConfig } from "../../extproc/config/sidecar.js";
 import { silentLogger } from "../../extproc/log.js";
 import { Backoff } from "../../extproc/policy-source/backoff.js";
 import { createHttpPolicySource, type HttpPolicySource, type HttpPolicySourceOptions } from "../../extproc/policy-source/http-source.js";
-import type { MeshResources } from "../../extproc/policy/resources.js";
-import type { Policy } from "../../extproc/policy/types.js";
+import type { MeshResources } from "../../extproc/policy/documents/resources.js";
+import type { Policy } from "../../extproc/policy/model/types.js";
 import type { RequestFacts } from "../../extproc/decision.js";
 
 export interface Applied {

@@ -2,9 +2,9 @@
 // stays in force (a Deny stays a Deny), a list of nothing but invalid items never empties the set, and every
 // rejection is counted, listed (field paths) and kept visible for /explain.
 import test from "ava";
-import { dataplaneFromTags } from "../../extproc/policy/dataplane.js";
-import { PolicyEngine } from "../../extproc/policy/engine.js";
-import { explainHandler } from "../../extproc/policy/explain-route.js";
+import { dataplaneFromTags } from "../../extproc/policy/documents/dataplane.js";
+import { PolicyEngine } from "../../extproc/policy/decide/engine.js";
+import { explainHandler } from "../../extproc/policy/views/explain-route.js";
 import { eventually, sleep } from "../control-plane/helpers.js";
 import { startFakeKuma } from "./fake-kuma.js";
 import { inboundFacts as facts, sourceFor } from "./harness.js";

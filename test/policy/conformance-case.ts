@@ -1,16 +1,16 @@
 // Runs one conformance case: <case>.input.yaml holds a title comment, a Dataplane, policies (unsorted),
 // an optional `engine:` doc (seed, flags, clock) and a `requests:` doc; the result is the golden's shape.
 import { readFileSync } from "node:fs";
-import { dataplaneFromObject } from "../../extproc/policy/dataplane.js";
-import { PolicyEngine } from "../../extproc/policy/engine.js";
-import { parseExplainInput } from "../../extproc/policy/explain.js";
-import { identify, parseDocuments, validatePolicyObject, type Rejected } from "../../extproc/policy/parse.js";
-import { seededRandom } from "../../extproc/policy/random.js";
-import { buildRules } from "../../extproc/policy/rules.js";
-import type { Policy } from "../../extproc/policy/types.js";
+import { dataplaneFromObject } from "../../extproc/policy/documents/dataplane.js";
+import { PolicyEngine } from "../../extproc/policy/decide/engine.js";
+import { parseExplainInput } from "../../extproc/policy/views/explain.js";
+import { identify, parseDocuments, validatePolicyObject, type Rejected } from "../../extproc/policy/documents/parse.js";
+import { seededRandom } from "../../extproc/policy/decide/random.js";
+import { buildRules } from "../../extproc/policy/plans/rules.js";
+import type { Policy } from "../../extproc/policy/model/types.js";
 import type { Decision } from "../../extproc/decision.js";
-import type { KumaVersion } from "../../extproc/policy/kuma-version.js";
-import { isResourceDocument, resourceFromObject, resourcesOf, type Resource } from "../../extproc/policy/resources.js";
+import type { KumaVersion } from "../../extproc/policy/model/kuma-version.js";
+import { isResourceDocument, resourceFromObject, resourcesOf, type Resource } from "../../extproc/policy/documents/resources.js";
 
 /** Cases without `engine.kumaVersion` are the original 2.6 corpus and run as Kuma 2.6. */
 export const CORPUS_DEFAULT_VERSION: KumaVersion = "2.6";

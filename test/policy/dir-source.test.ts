@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DirPolicySource } from "../../extproc/policy-source/dir-source.js";
-import type { Dataplane } from "../../extproc/policy/dataplane.js";
-import type { Policy } from "../../extproc/policy/types.js";
+import type { Dataplane } from "../../extproc/policy/documents/dataplane.js";
+import type { Policy } from "../../extproc/policy/model/types.js";
 
 const mtp = (name: string, action: string) => `type: MeshTrafficPermission
 mesh: default

@@ -4,11 +4,11 @@ import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import type { RequestFacts } from "../../extproc/decision.js";
-import { dataplaneFromTags, dataplaneFromText } from "../../extproc/policy/dataplane.js";
-import { PolicyEngine } from "../../extproc/policy/engine.js";
-import { parsePolicyText } from "../../extproc/policy/parse.js";
-import { seededRandom } from "../../extproc/policy/random.js";
-import type { Policy } from "../../extproc/policy/types.js";
+import { dataplaneFromTags, dataplaneFromText } from "../../extproc/policy/documents/dataplane.js";
+import { PolicyEngine } from "../../extproc/policy/decide/engine.js";
+import { parsePolicyText } from "../../extproc/policy/documents/parse.js";
+import { seededRandom } from "../../extproc/policy/decide/random.js";
+import type { Policy } from "../../extproc/policy/model/types.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 

@@ -1,10 +1,10 @@
 // explain › POST /explain handler: validation errors as 400 with violations, reports without side effects.
 import test from "ava";
-import { dataplaneFromTags } from "../../extproc/policy/dataplane.js";
-import { PolicyEngine } from "../../extproc/policy/engine.js";
-import { explainHandler } from "../../extproc/policy/explain-route.js";
-import type { ExplainReport } from "../../extproc/policy/explain.js";
-import { parsePolicyText } from "../../extproc/policy/parse.js";
+import { dataplaneFromTags } from "../../extproc/policy/documents/dataplane.js";
+import { PolicyEngine } from "../../extproc/policy/decide/engine.js";
+import { explainHandler } from "../../extproc/policy/views/explain-route.js";
+import type { ExplainReport } from "../../extproc/policy/views/explain.js";
+import { parsePolicyText } from "../../extproc/policy/documents/parse.js";
 
 const POLICIES = `
 type: MeshTrafficPermission

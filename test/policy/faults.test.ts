@@ -1,7 +1,7 @@
 // faults › a compiled MeshFaultInjection list samples like Envoy's fault filter: each element's delay then its
 // abort, in order, one random draw per percentage strictly between 0 and 100, nothing after the first abort.
 import test from "ava";
-import { compileFaults, sampleFaults } from "../../extproc/policy/faults.js";
+import { compileFaults, sampleFaults } from "../../extproc/policy/decide/faults.js";
 
 /** A random source that returns `values` in turn and records how many were drawn. */
 function scripted(values: number[]): { random: () => number; draws: () => number } {

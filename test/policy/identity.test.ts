@@ -1,6 +1,6 @@
 // identity › client tags from peer certificate SANs, XFCC and (trusted) x-kuma-tags.
 import test from "ava";
-import { clientIdentity, IdentityCache, parseKumaTagsHeader, tagSetToObject, xfccUris } from "../../extproc/policy/identity.js";
+import { clientIdentity, IdentityCache, parseKumaTagsHeader, tagSetToObject, xfccUris } from "../../extproc/policy/decide/identity.js";
 
 const id = (headers: Record<string, string>, peerUriSans: string[] = [], trust = false) =>
   clientIdentity({ headers: new Map(Object.entries(headers)), peerUriSans }, { mesh: "default", trustKumaTagsHeader: trust });

@@ -4,10 +4,10 @@ import test from "ava";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { dataplaneFromObject, type Dataplane } from "../../extproc/policy/dataplane.js";
-import { dataplaneRules, dataplanesForPolicy } from "../../extproc/policy/inspect.js";
-import { parseDocuments, parsePolicyText } from "../../extproc/policy/parse.js";
-import { resourcesOf } from "../../extproc/policy/resources.js";
+import { dataplaneFromObject, type Dataplane } from "../../extproc/policy/documents/dataplane.js";
+import { dataplaneRules, dataplanesForPolicy } from "../../extproc/policy/views/inspect.js";
+import { parseDocuments, parsePolicyText } from "../../extproc/policy/documents/parse.js";
+import { resourcesOf } from "../../extproc/policy/documents/resources.js";
 import { assertGolden } from "./golden.js";
 
 const CASES = fileURLToPath(new URL("../../../test/testdata/policy/", import.meta.url));

@@ -1,6 +1,6 @@
 // kuma-version › the version table: parsing version texts and the rows the engine reads.
 import test from "ava";
-import { DEFAULT_KUMA_VERSION, parseKumaVersion, versionTraits } from "../../extproc/policy/kuma-version.js";
+import { DEFAULT_KUMA_VERSION, parseKumaVersion, versionTraits } from "../../extproc/policy/model/kuma-version.js";
 
 const parses = test.macro((t, text: string, expected: string | undefined) => {
   t.is(parseKumaVersion(text) as string | undefined, expected);

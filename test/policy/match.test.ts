@@ -1,9 +1,9 @@
 // match › top-level selection of inbounds and subset matching of multi-valued client tags.
 import test from "ava";
-import type { Dataplane } from "../../extproc/policy/dataplane.js";
-import { versionTraits, type KumaVersion } from "../../extproc/policy/kuma-version.js";
-import { asSubset, policySelectsDataplane, selectedInbounds, selectsInbound, subsetMatches, tagSet } from "../../extproc/policy/match.js";
-import type { Policy, Tag, TargetRef } from "../../extproc/policy/types.js";
+import type { Dataplane } from "../../extproc/policy/documents/dataplane.js";
+import { versionTraits, type KumaVersion } from "../../extproc/policy/model/kuma-version.js";
+import { asSubset, policySelectsDataplane, selectedInbounds, selectsInbound, subsetMatches, tagSet } from "../../extproc/policy/selection/match.js";
+import type { Policy, Tag, TargetRef } from "../../extproc/policy/model/types.js";
 
 const dp: Dataplane = { mesh: "default", name: "b-1", proxyType: "Sidecar", inbounds: [{ name: "8080", port: 8080, tags: { "kuma.io/service": "backend", version: "v1" } }] };
 const ib = dp.inbounds[0]!;

@@ -1,6 +1,6 @@
 // parsePolicyTextAsync: the same result as parsePolicyText, with pauses between slices of documents.
 import test from "ava";
-import { DOCUMENTS_PER_PAUSE, parsePolicyText, parsePolicyTextAsync } from "../../extproc/policy/parse.js";
+import { DOCUMENTS_PER_PAUSE, parsePolicyText, parsePolicyTextAsync } from "../../extproc/policy/documents/parse.js";
 
 const doc = (i: number) => `type: MeshTrafficPermission\nname: mtp-${i}\nmesh: default\nspec:\n  targetRef: {kind: MeshService, name: svc-${i}}\n  from:\n    - targetRef: {kind: Mesh}\n      default: {action: ${i % 7 === 0 ? "Maybe" : "Allow"}}\n`;
 

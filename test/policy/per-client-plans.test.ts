@@ -3,10 +3,10 @@
 // afresh, and a client calling two inbounds gets each one's decision.
 import test from "ava";
 import type { Decision, RequestFacts } from "../../extproc/decision.js";
-import { dataplaneFromTags, type Dataplane } from "../../extproc/policy/dataplane.js";
-import { PolicyEngine } from "../../extproc/policy/engine.js";
-import { validatePolicyObject } from "../../extproc/policy/parse.js";
-import type { Policy } from "../../extproc/policy/types.js";
+import { dataplaneFromTags, type Dataplane } from "../../extproc/policy/documents/dataplane.js";
+import { PolicyEngine } from "../../extproc/policy/decide/engine.js";
+import { validatePolicyObject } from "../../extproc/policy/documents/parse.js";
+import type { Policy } from "../../extproc/policy/model/types.js";
 
 const TD = "spiffe://default.z1.mesh.local";
 const WEB_214 = `${TD}/ns/shop/sa/web`;

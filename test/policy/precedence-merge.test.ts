@@ -1,8 +1,8 @@
 // precedence › Kuma 2.6 sort keys; merge › JSON merge patch with atomic lists and ignored nulls.
 import test from "ava";
-import { mergeConfs } from "../../extproc/policy/merge.js";
-import { sortByPrecedence } from "../../extproc/policy/precedence.js";
-import type { Policy, TargetRef } from "../../extproc/policy/types.js";
+import { mergeConfs } from "../../extproc/policy/selection/merge.js";
+import { sortByPrecedence } from "../../extproc/policy/selection/precedence.js";
+import type { Policy, TargetRef } from "../../extproc/policy/model/types.js";
 
 const p = (name: string, targetRef: TargetRef, labels: Record<string, string> = {}): Policy => ({
   type: "MeshTrafficPermission",

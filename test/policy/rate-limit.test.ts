@@ -1,7 +1,8 @@
 // rate-limit › the token bucket refills like Envoy's local_ratelimit: `num` tokens per whole interval, on a
 // fixed schedule counted from the bucket's start, never for a partial interval.
 import test from "ava";
-import { httpRequestRate, TokenBucket } from "../../extproc/policy/rate-limit.js";
+import { httpRequestRate } from "../../extproc/policy/plans/limit-plan.js";
+import { TokenBucket } from "../../extproc/policy/decide/rate-limit.js";
 
 function takeAll(bucket: TokenBucket, nowMs: number): number {
   let taken = 0;

@@ -3,14 +3,14 @@
 import test from "ava";
 import fc from "fast-check";
 import type { RequestFacts } from "../../extproc/decision.js";
-import { dataplaneFromObject, type Dataplane } from "../../extproc/policy/dataplane.js";
-import { PolicyEngine } from "../../extproc/policy/engine.js";
-import type { KumaVersion } from "../../extproc/policy/kuma-version.js";
-import { parsePolicyText, validatePolicyObject } from "../../extproc/policy/parse.js";
-import { seededRandom } from "../../extproc/policy/random.js";
-import { NO_RESOURCES, resourcesOf, type MeshResources } from "../../extproc/policy/resources.js";
-import { mightSelect, selectForDataplane } from "../../extproc/policy/select.js";
-import type { Policy } from "../../extproc/policy/types.js";
+import { dataplaneFromObject, type Dataplane } from "../../extproc/policy/documents/dataplane.js";
+import { PolicyEngine } from "../../extproc/policy/decide/engine.js";
+import type { KumaVersion } from "../../extproc/policy/model/kuma-version.js";
+import { parsePolicyText, validatePolicyObject } from "../../extproc/policy/documents/parse.js";
+import { seededRandom } from "../../extproc/policy/decide/random.js";
+import { NO_RESOURCES, resourcesOf, type MeshResources } from "../../extproc/policy/documents/resources.js";
+import { mightSelect, selectForDataplane } from "../../extproc/policy/selection/select.js";
+import type { Policy } from "../../extproc/policy/model/types.js";
 
 const SERVICES = ["backend", "web", "other"];
 const service = fc.constantFrom(...SERVICES);

@@ -2,10 +2,10 @@
 // decision reports shadow-deny and the engine writes its "policy would deny" info line.
 import test from "ava";
 import type { RequestFacts } from "../../extproc/decision.js";
-import { dataplaneFromTags } from "../../extproc/policy/dataplane.js";
-import { PolicyEngine, type DecisionLog } from "../../extproc/policy/engine.js";
-import { parsePolicyText } from "../../extproc/policy/parse.js";
-import { seededRandom } from "../../extproc/policy/random.js";
+import { dataplaneFromTags } from "../../extproc/policy/documents/dataplane.js";
+import { PolicyEngine, type DecisionLog } from "../../extproc/policy/decide/engine.js";
+import { parsePolicyText } from "../../extproc/policy/documents/parse.js";
+import { seededRandom } from "../../extproc/policy/decide/random.js";
 
 const POLICIES = `
 type: MeshTrafficPermission

@@ -1,6 +1,6 @@
 // validate › small table of policy documents and the violations they must (or must not) produce (Kuma 2.6 validators).
 import test from "ava";
-import { parsePolicyText, validatePolicyObject } from "../../extproc/policy/parse.js";
+import { parsePolicyText, validatePolicyObject } from "../../extproc/policy/documents/parse.js";
 
 const mtp = (from: unknown, targetRef: unknown = { kind: "Mesh" }) => ({ type: "MeshTrafficPermission", mesh: "default", name: "p", spec: { targetRef, from } });
 

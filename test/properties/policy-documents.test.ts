@@ -2,8 +2,8 @@
 // (each with field paths and messages), never a throw; the YAML pre-parse bound never throws either.
 import test from "ava";
 import fc from "fast-check";
-import { parsePolicyText, validatePolicyObject } from "../../extproc/policy/parse.js";
-import { yamlShape } from "../../extproc/policy/yaml-limits.js";
+import { parsePolicyText, validatePolicyObject } from "../../extproc/policy/documents/parse.js";
+import { yamlShape } from "../../extproc/policy/documents/yaml-limits.js";
 import { stringify } from "yaml";
 import { budget, yamlish } from "./budget.js";
 

@@ -4,9 +4,9 @@ import test from "ava";
 import fc from "fast-check";
 import { ALLOW_ALL, type Decider } from "../../extproc/decision.js";
 import { ProcessingRequest } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
-import { dataplaneFromTags } from "../../extproc/policy/dataplane.js";
-import { PolicyEngine } from "../../extproc/policy/engine.js";
-import { parsePolicyText } from "../../extproc/policy/parse.js";
+import { dataplaneFromTags } from "../../extproc/policy/documents/dataplane.js";
+import { PolicyEngine } from "../../extproc/policy/decide/engine.js";
+import { parsePolicyText } from "../../extproc/policy/documents/parse.js";
 import { PHASES, RequestProcessor } from "../../extproc/transport/processor.js";
 import { budget } from "./budget.js";
 

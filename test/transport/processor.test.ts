@@ -4,9 +4,9 @@ import type { Decider, Decision } from "../../extproc/decision.js";
 import type { ProcessingRequest } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
 import { delayHeadroomMs, RequestProcessor } from "../../extproc/transport/processor.js";
 import { requestFacts } from "../../extproc/transport/mapping.js";
-import { dataplaneFromTags } from "../../extproc/policy/dataplane.js";
-import { PolicyEngine } from "../../extproc/policy/engine.js";
-import { parsePolicyText } from "../../extproc/policy/parse.js";
+import { dataplaneFromTags } from "../../extproc/policy/documents/dataplane.js";
+import { PolicyEngine } from "../../extproc/policy/decide/engine.js";
+import { parsePolicyText } from "../../extproc/policy/documents/parse.js";
 
 const SETTINGS = { messageTimeoutMs: 200, maxMessageTimeoutMs: 0, explainHeader: false };
 const allow: Decider = { decide: () => ({ type: "continue", explain: { action: "allow", kind: "none", reason: "test" } }) };

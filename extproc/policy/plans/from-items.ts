@@ -1,0 +1,137 @@
+// `from[]` items of the policies selecting one inbound, concatenated in precedence order, with a tag index,
+// and per-client evaluation (the answer Rules.Compute in pkg/plugins/policies/core/rules/rules.go gives,
+// evaluated directly instead of over a built rule list; exact for multi-valued clients too).
+import type { LimitPlan } from "./limit-plan.js";
+import { mergeConfs, type Conf } from "../selection/merge.js";
+import type { FaultPlan } from "./fault-plan.js";
+import { asSubset } from "../selection/match.js";
+import type { Policy, PolicyType, Tag, TagSet } from "../model/types.js";
+
+export interface FromItem {
+  policy: Policy;
+  /** Index in the policy's own from[] list. */
+  index: number;
+  /** Positive tags the client must carry (empty: Mesh, everyone). */
+  subset: Tag[];
+  conf: Conf;
+  /** Position in the concatenated list: later wins. */
+  order: number;
+}
+
+/** The region of clients a rule covers: one chosen value per constrained key; other keys are "none of T[k]". */
+export interface FromMatch {
+  positives: Map<string, string>;
+  conf: Conf;
+  /** Contributing items in merge order (the last one wins conflicts). */
+  items: FromItem[];
+  /** MeshFaultInjection: `conf.http` compiled, set on first use (regions are cached per client). */
+  faultPlan?: FaultPlan;
+  /** MeshRateLimit: `conf.local` compiled, set on first use. */
+  limitPlan?: LimitPlan;
+}
+
+export interface FromPlan {
+  kind: PolicyType;
+  /** Policies selecting the inbound, ascending priority. */
+  policies: Policy[];
+  items: FromItem[];
+  meshItems: FromItem[];
+  /** Items indexed by their first positive tag "key\u0000value". */
+  byTag: Map<string, FromItem[]>;
+  /** Every positive tag value mentioned per key (Kuma's T). */
+  tagValues: Map<string, Set<string>>;
+  cache: Map<string, FromMatch[]>;
+}
+
+const MAX_REGIONS_PER_CLIENT = 256;
+export const FROM_CACHE_ENTRIES = 4096;
+
+export function buildFromPlan(kind: PolicyType, sorted: Policy[]): FromPlan {
+  const plan: FromPlan = { kind, policies: sorted, items: [], meshItems: [], byTag: new Map(), tagValues: new Map(), cache: new Map() };
+  for (const policy of sorted) {
+    (policy.spec.from ?? []).forEach((raw, index) => {
+      const item: FromItem = { policy, index, subset: asSubset(raw.targetRef), conf: (raw.default ?? {}) as Conf, order: plan.items.length };
+      plan.items.push(item);
+      if (item.subset.length === 0) {
+        plan.meshItems.push(item);
+        return;
+      }
+      const first = item.subset[0]!;
+      const key = `${first.key}\u0000${first.value}`;
+      if (!plan.byTag.has(key)) plan.byTag.set(key, []);
+      plan.byTag.get(key)!.push(item);
+      for (const t of item.subset) {
+        if (!plan.tagValues.has(t.key)) plan.tagValues.set(t.key, new Set());
+        plan.tagValues.get(t.key)!.add(t.value);
+      }
+    });
+  }
+  return plan;
+}
+
+/**
+ * The rules (regions with a merged conf) this client falls in, most positive tags first. A single-valued
+ * client falls in exactly one region; a client with several values for a key may fall in several.
+ */
+export function matchFrom(plan: FromPlan, client: TagSet, clientKey: string): FromMatch[] {
+  const cached = plan.cache.get(clientKey);
+  if (cached) return cached;
+  const choices: Array<[string, string[]]> = [];
+  for (const [key, values] of client) {
+    const known = plan.tagValues.get(key);
+    if (!known) continue;
+    const hit = [...values].filter((v) => known.has(v)).sort();
+    if (hit.length > 0) choices.push([key, hit]);
+  }
+  const out: FromMatch[] = [];
+  for (const positives of regions(choices)) {
+    const items = coveringItems(plan, positives);
+    if (items.length > 0) out.push({ positives, items, conf: mergeConfs(items.map((i) => i.conf)) });
+  }
+  out.sort((a, b) => b.positives.size - a.positives.size);
+  if (plan.cache.size >= FROM_CACHE_ENTRIES) plan.cache.clear();
+  plan.cache.set(clientKey, out);
+  return out;
+}
+
+/** Every combination of one chosen value per key (cartesian product), capped. */
+function regions(choices: Array<[string, string[]]>): Array<Map<string, string>> {
+  let out: Array<Map<string, string>> = [new Map()];
+  for (const [key, values] of choices) {
+    if (values.length === 1) {
+      for (const m of out) m.set(key, values[0]!);
+      continue;
+    }
+    const next: Array<Map<string, string>> = [];
+    for (const m of out) for (const v of values) if (next.length < MAX_REGIONS_PER_CLIENT) next.push(new Map(m).set(key, v));
+    out = next;
+  }
+  return out;
+}
+
+function coveringItems(plan: FromPlan, positives: Map<string, string>): FromItem[] {
+  const items = [...plan.meshItems];
+  for (const [k, v] of positives) {
+    for (const item of plan.byTag.get(`${k}\u0000${v}`) ?? []) {
+      if (item.subset.every((t) => positives.get(t.key) === t.value)) items.push(item);
+    }
+  }
+  return items.sort((a, b) => a.order - b.order);
+}
+
+/** The last contributing item that set `field` in its conf: the one that decided that field. */
+export function decidingItem(match: FromMatch, field: string): FromItem | undefined {
+  for (let i = match.items.length - 1; i >= 0; i--) if (match.items[i]!.conf[field] !== undefined) return match.items[i];
+  return undefined;
+}
+
+/** The region as Kuma writes it: chosen positives plus, for other known keys, every value negated. */
+export function regionTags(plan: FromPlan, positives: ReadonlyMap<string, string>): Tag[] {
+  const tags: Tag[] = [];
+  for (const key of [...plan.tagValues.keys()].sort()) {
+    const v = positives.get(key);
+    if (v !== undefined) tags.push({ key, value: v, not: false });
+    else for (const nv of [...plan.tagValues.get(key)!].sort()) tags.push({ key, value: nv, not: true });
+  }
+  return tags;
+}
