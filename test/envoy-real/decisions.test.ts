@@ -14,7 +14,7 @@ spec:
       default: {action: ${action}}
 `;
 
-test("real envoy › decisions: an allowed request reaches the app unchanged and the app's answer reaches the client", async (t) => {
+test.serial("real envoy › decisions: an allowed request reaches the app unchanged and the app's answer reaches the client", async (t) => {
   // Given a MeshTrafficPermission allowing everyone into backend
   const stack = await startEnvoyStack(t, { sidecarArgs: policySidecarArgs(t, [MTP("Allow")]) });
   if (!stack) return;
@@ -30,7 +30,7 @@ test("real envoy › decisions: an allowed request reaches the app unchanged and
   t.is(await sidecarMetric(stack, "meshext_decisions_total", { kind: "MeshTrafficPermission", action: "allow" }), 1);
 });
 
-test("real envoy › decisions: a MeshTrafficPermission deny is Envoy's 403 with the RBAC body, and the app never sees it", async (t) => {
+test.serial("real envoy › decisions: a MeshTrafficPermission deny is Envoy's 403 with the RBAC body, and the app never sees it", async (t) => {
   // Given a MeshTrafficPermission denying everyone, with the explain header on
   const stack = await startEnvoyStack(t, { sidecarArgs: [...policySidecarArgs(t, [MTP("Deny")]), "--explain-header"] });
   if (!stack) return;
@@ -49,7 +49,7 @@ test("real envoy › decisions: a MeshTrafficPermission deny is Envoy's 403 with
   t.is(stats.get("http.inbound.ext_proc.streams_failed") ?? 0, 0);
 });
 
-test("real envoy › decisions: a MeshFaultInjection abort answers its httpStatus locally", async (t) => {
+test.serial("real envoy › decisions: a MeshFaultInjection abort answers its httpStatus locally", async (t) => {
   // Given a fault that aborts every request into backend with 418
   const mfi = `
 type: MeshFaultInjection
@@ -76,7 +76,7 @@ spec:
   t.is(stack.app.served, 0);
 });
 
-test("real envoy › decisions: a MeshFaultInjection delay longer than message_timeout holds the request at least that long, then it is served", async (t) => {
+test.serial("real envoy › decisions: a MeshFaultInjection delay longer than message_timeout holds the request at least that long, then it is served", async (t) => {
   // Given a 600ms delay on every request, while Envoy's ext_proc message_timeout is 200ms (the sidecar extends it)
   const mfi = `
 type: MeshFaultInjection
@@ -104,7 +104,7 @@ spec:
   t.is(stats.get("http.inbound.ext_proc.message_timeouts") ?? 0, 0);
 });
 
-test("real envoy › decisions: over a MeshRateLimit, Envoy answers its status with the onRateLimit headers, set and added", async (t) => {
+test.serial("real envoy › decisions: over a MeshRateLimit, Envoy answers its status with the onRateLimit headers, set and added", async (t) => {
   // Given at most 2 requests per 10s into backend, answered 429 with set and added headers beyond
   const mrl = `
 type: MeshRateLimit
