@@ -28,6 +28,12 @@ leaf() {
 
 leaf server backend serverAuth ",DNS:localhost,IP:127.0.0.1"
 leaf client web clientAuth
+# More client identities for tests: EXTRA_CLIENTS="orders bot" also writes client-orders.{crt,key}
+# (spiffe://<mesh>/orders) and client-bot.{crt,key}.
+for service in ${EXTRA_CLIENTS:-}; do
+  [[ $service =~ ^[a-z0-9][a-z0-9-]*$ ]] || { echo "gen-test-certs: EXTRA_CLIENTS: bad service name $service" >&2; exit 2; }
+  leaf "client-$service" "$service" clientAuth
+done
 rm -f ca.srl
 chmod 0644 ./*.crt ./*.key # Envoy reads them as the non-root envoy user in the image
 echo "gen-test-certs: wrote $(pwd)/{ca.crt,server.crt,server.key,client.crt,client.key} (mesh $mesh)"
