@@ -119,8 +119,9 @@ export async function startEnvoy(envoy: FoundEnvoy, bootstrap: object | string, 
     cleanup();
   };
   if (done || Date.now() >= deadline) {
+    const why = done ? "it exited" : "timed out"; // before stop(), which makes it exit
     await stop();
-    throw new Error(`envoy did not become LIVE (${done ? "it exited" : "timed out"}):\n${output.slice(-4000)}`);
+    throw new Error(`envoy did not become LIVE (${why}):\n${output.slice(-4000)}`);
   }
   const get = async (path: string) => {
     const res = await fetch(adminUrl + path);
