@@ -34,10 +34,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const log = createLogger(flags.logLevel);
   // Before anything listens or registers: the binary exists and Envoy accepts the bootstrap.
   const plan = planEnvoy(flags, flags, parsed.rest, env);
-  const config: SidecarConfig = { ...flags, envoyAdmin: flags.envoyAdmin || plan.adminUrl };
   // The sidecar first: Envoy's ext_proc filter needs it from its first request.
-  const sidecar = await startSidecar(config, log);
-  const envoy = startPlannedEnvoy(plan, { grpc: sidecar.grpcAddress, admin: sidecar.adminAddress }, config.envoyKillGraceMs, log.child({ component: "envoy" }));
+  const sidecar = await startSidecar(flags, log);
+  const started = startPlannedEnvoy(plan, { grpc: sidecar.grpcAddress, admin: sidecar.adminAddress }, flags.envoyKillGraceMs, log.child({ component: "envoy" }));
+  const envoy = started.child;
+  // An admin on port 0 has an address only once Envoy wrote it: the drain needs it.
+  const adminUrl = plan.bootstrapPath && /:0$/.test(plan.adminUrl) ? ((await started.live) ?? "") : plan.adminUrl;
+  const config: SidecarConfig = { ...flags, envoyAdmin: flags.envoyAdmin || adminUrl };
   // We never leave Envoy behind, whatever way we exit.
   process.on("exit", () => envoy.killNow());
 

@@ -114,6 +114,7 @@ export function statsListener(o: BootstrapOptions, at: HostPort) {
     {
       name: STATS_LISTENER,
       address: socketAddress(at),
+      drain_type: "MODIFY_ONLY",
       filter_chains: [
         {
           filters: [
@@ -148,6 +149,7 @@ export function statsListener(o: BootstrapOptions, at: HostPort) {
       ".":
         "For Prometheus: Envoy's /stats/prometheus and /ready (from the loopback admin) and the sidecar's /metrics, matched by\n" +
         "exact path. No other admin path is reachable through it.",
+      drain_type: "Scrapes go on while the sidecar drains: neither /healthcheck/fail nor /drain_listeners?inboundonly (its direction is\nunset) closes this listener.",
     },
   );
 }

@@ -1,7 +1,7 @@
 // Starts the Envoy of `meshext run` / `meshext up`: finds the binary, writes the bootstrap generated from the flags
 // and the Dataplane (unless the command line brings its own), has Envoy validate it, spawns Envoy and waits until
 // it is LIVE. A missing binary or a rejected bootstrap is a ConfigError (exit 2) in one readable message.
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import type { EnvoyConfig } from "../config/envoy.js";
@@ -67,7 +67,8 @@ export function planEnvoy(sidecar: SidecarConfig, envoy: EnvoyConfig, rest: read
   }
   const version = envoyVersionOf(binary);
   if (command.ownBootstrap) {
-    const check = validateBootstrap(binary, command.args);
+    // Your own bootstrap: validated too when the binary reports an Envoy version (a wrapper script may not).
+    const check = version ? validateBootstrap(binary, command.args) : { ok: true, message: "" };
     if (!check.ok) throw new ConfigError(`Envoy rejected its configuration:\n${check.message}`);
     return { binary, version, command, adminUrl: sidecar.envoyAdmin, render: () => "" };
   }
@@ -76,15 +77,7 @@ export function planEnvoy(sidecar: SidecarConfig, envoy: EnvoyConfig, rest: read
   for (const [flag, file] of [["--tls-cert", envoy.tlsCert], ["--tls-key", envoy.tlsKey], ["--tls-ca", envoy.tlsCa]] as const) {
     if (file && !existsSync(file)) throw new ConfigError(`${flag}: ${file} does not exist`);
   }
-  const local = localDataplane(sidecar);
-  let networking: DataplaneNetworking | undefined;
-  if (local.document) {
-    const read = dataplaneNetworking(local.document, BOOTSTRAP_DEFAULTS.appHost);
-    if ("violations" in read) throw new ConfigError(`--dataplane-file ${sidecar.dataplaneFile}: ${read.violations.map((v) => `${v.field}: ${v.message}`).join("; ")}`);
-    networking = read.networking;
-  }
-  const node = { id: local.dataplane.name, cluster: local.dataplane.inbounds[0]?.tags[SERVICE_TAG] ?? local.dataplane.name };
-  const render = (addresses: SidecarAddresses) => envoyBootstrapYaml(bootstrapOptions(sidecar, envoy, networking, addresses, node, wasmPath), "meshext run");
+  const render = bootstrapRenderer(sidecar, envoy, wasmPath, "meshext run");
   const bootstrapPath = envoy.bootstrapFile || join(mkdtempSync(join(tmpdir(), "meshext-envoy-")), "envoy.yaml");
   mkdirSync(dirname(bootstrapPath), { recursive: true });
   writeFileSync(bootstrapPath, render({ grpc: sidecar.grpcListen, admin: sidecar.adminListen }));
@@ -93,28 +86,82 @@ export function planEnvoy(sidecar: SidecarConfig, envoy: EnvoyConfig, rest: read
   return { binary, version, command, bootstrapPath, adminUrl: `http://${envoy.envoyAdminListen}`, render };
 }
 
-/** The Envoy arguments meshext adds: the bootstrap, and no hot restart (one Envoy per sidecar, as kuma-dp runs it). */
+/**
+ * The bootstrap for these flags, as a function of the sidecar's bound addresses: reads the Dataplane once (throws
+ * ConfigError with every violation of its networking) and checks --outbound-upstreams against it.
+ */
+export function bootstrapRenderer(sidecar: SidecarConfig, envoy: EnvoyConfig, wasmPath: string, generatedBy: string): (addresses: SidecarAddresses) => string {
+  const local = localDataplane(sidecar);
+  let networking: DataplaneNetworking | undefined;
+  if (local.document) {
+    const read = dataplaneNetworking(local.document, BOOTSTRAP_DEFAULTS.appHost);
+    if ("violations" in read) throw new ConfigError(`--dataplane-file ${sidecar.dataplaneFile}: ${read.violations.map((v) => `${v.field}: ${v.message}`).join("; ")}`);
+    networking = read.networking;
+  }
+  const node = { id: local.dataplane.name, cluster: local.dataplane.inbounds[0]?.tags[SERVICE_TAG] ?? local.dataplane.name };
+  const options = (addresses: SidecarAddresses) => bootstrapOptions(sidecar, envoy, networking, addresses, node, wasmPath);
+  options({ grpc: sidecar.grpcListen, admin: sidecar.adminListen }); // refuses bad --outbound-upstreams now
+  return (addresses) => envoyBootstrapYaml(options(addresses), generatedBy);
+}
+
+/** The Envoy arguments meshext adds to a generated bootstrap: it, no hot restart (one Envoy per sidecar, as kuma-dp runs it), a log level. */
 function envoyArgs(plan: EnvoyPlan): string[] {
+  if (!plan.bootstrapPath) return plan.command.args; // your own bootstrap: your command line, as given
   const hotRestart = plan.command.args.some((a) => a.startsWith("--base-id") || a.startsWith("--restart-epoch") || a === "--disable-hot-restart");
   // Warnings and up, and the drain filter's own lines ("draining since …"), unless the command line picks a level.
   const logLevel = plan.command.args.some((a) => a === "-l" || a.startsWith("--log-level") || a.startsWith("--component-log-level"));
   return [
-    ...(plan.bootstrapPath ? ["-c", plan.bootstrapPath] : []),
+    "-c",
+    plan.bootstrapPath,
     ...(hotRestart ? [] : ["--disable-hot-restart"]),
     ...(logLevel ? [] : ["--log-level", "warning", "--component-log-level", "wasm:info"]),
     ...plan.command.args,
   ];
 }
 
-/** Writes the bootstrap with the sidecar's bound addresses, spawns Envoy, and logs "envoy started" once it is LIVE. */
-export function startPlannedEnvoy(plan: EnvoyPlan, addresses: SidecarAddresses, killGraceMs: number, log: Logger): EnvoyChild {
-  if (plan.bootstrapPath) writeFileSync(plan.bootstrapPath, plan.render(addresses));
-  const child = EnvoyChild.start([plan.binary, ...envoyArgs(plan)], { killGraceMs, log });
-  if (plan.adminUrl) {
-    void untilEnvoyLive(plan.adminUrl, child.exited, LIVE_TIMEOUT_MS).then((live) => {
-      if (live) log.info({ pid: child.pid, version: plan.version, admin: plan.adminUrl, bootstrap: plan.bootstrapPath }, "envoy started");
-      else if (child.running) log.warn({ pid: child.pid, admin: plan.adminUrl, waitedMs: LIVE_TIMEOUT_MS }, "envoy is not LIVE yet");
-    });
+export interface StartedEnvoy {
+  child: EnvoyChild;
+  /** Envoy's admin URL once it is LIVE (after "envoy started" is logged); undefined if it exited or never got there. */
+  live: Promise<string | undefined>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The admin address Envoy wrote to --admin-address-path (for an admin on port 0), once it is there. */
+async function adminAddressFrom(path: string, exited: Promise<unknown>): Promise<string | undefined> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = Date.now() + LIVE_TIMEOUT_MS;
+  while (!gone && Date.now() < deadline) {
+    try {
+      // Envoy may be halfway through writing it: the same text on two reads in a row is the address.
+      const text = readFileSync(path, "utf8").trim();
+      await sleep(25);
+      if (text && text === readFileSync(path, "utf8").trim()) return `http://${text}`;
+    } catch {
+      // not written yet
+    }
+    await sleep(25);
   }
-  return child;
+  return undefined;
+}
+
+/** Writes the bootstrap with the sidecar's bound addresses, spawns Envoy, and logs "envoy started" once it is LIVE. */
+export function startPlannedEnvoy(plan: EnvoyPlan, addresses: SidecarAddresses, killGraceMs: number, log: Logger): StartedEnvoy {
+  if (plan.bootstrapPath) writeFileSync(plan.bootstrapPath, plan.render(addresses));
+  // An admin on port 0 (tests, several demos on one host): Envoy tells its address through a file.
+  const addressPath = plan.bootstrapPath && /:0$/.test(plan.adminUrl) ? join(dirname(plan.bootstrapPath), "admin-address") : undefined;
+  const args = [...envoyArgs(plan), ...(addressPath ? ["--admin-address-path", addressPath] : [])];
+  const child = EnvoyChild.start([plan.binary, ...args], { killGraceMs, log });
+  const live = (async () => {
+    const adminUrl = addressPath ? await adminAddressFrom(addressPath, child.exited) : plan.adminUrl;
+    if (!adminUrl) return undefined;
+    if (await untilEnvoyLive(adminUrl, child.exited, LIVE_TIMEOUT_MS)) {
+      log.info({ pid: child.pid, version: plan.version, admin: adminUrl, bootstrap: plan.bootstrapPath }, "envoy started");
+      return adminUrl;
+    }
+    if (child.running) log.warn({ pid: child.pid, admin: adminUrl, waitedMs: LIVE_TIMEOUT_MS }, "envoy is not LIVE yet");
+    return undefined;
+  })();
+  return { child, live };
 }

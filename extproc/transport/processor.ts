@@ -62,6 +62,8 @@ export class RequestProcessor {
     private readonly decider: Decider,
     private readonly direction: Direction,
     private readonly settings: ProcessorSettings,
+    /** The inbound the stream's listener serves (initial metadata x-meshext-inbound), if named. */
+    private readonly inbound?: string,
   ) {}
 
   get decided(): Decision | undefined {
@@ -103,6 +105,7 @@ export class RequestProcessor {
 
   private onRequestHeaders(msg: ProcessingRequest, headers: Extract<ProcessingRequest["request"], { $case: "requestHeaders" }>["requestHeaders"]): Step {
     const facts = requestFacts(headers, msg.attributes as Record<string, Record<string, unknown> | undefined>, this.direction);
+    if (this.inbound !== undefined) facts.inbound = this.inbound;
     this.requestId = facts.requestId;
     const decision = this.decider.decide(facts);
     this.decision = decision;
@@ -143,7 +146,11 @@ export class RequestProcessor {
     const isRequest = phase.startsWith("request");
     const stage = isRequest ? this.request : this.response;
     const next: DirectionStage = phase.endsWith("Headers") ? "headers" : phase.endsWith("Body") ? "body" : "trailers";
-    if (!isRequest && this.request === "none") return `${snake(phase)} before request_headers (request header processing must be SEND)`;
+    // A response with no request phase is a local reply from a filter before ext_proc (the wasm filter's health
+    // answer): Envoy runs the encoder filters, and ext_proc opens its stream at response_headers. Nothing was
+    // decided and the request never reached the app, so it passes unedited. (request_header_mode SKIP looks the
+    // same; then every stream starts this way: meshext_extproc_messages_received_total{phase="request_headers"} stays 0.)
+    if (isRequest && this.response !== "none") return `${snake(phase)} after ${snake(stageCase(false, this.response))}`;
     const legal =
       (next === "headers" && stage === "none") ||
       (next === "body" && (stage === "headers" || stage === "body")) ||

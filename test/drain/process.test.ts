@@ -24,7 +24,7 @@ async function start(t: ExecutionContext, command: "sidecar" | "run", extra: str
     `${DEADLINE_MS}ms`,
     ...extra,
   ];
-  if (command === "run") args.push("--", process.execPath, FAKE_ENVOY_PATH, ...envoyArgs);
+  if (command === "run") args.push("--", process.execPath, FAKE_ENVOY_PATH, "-c", "its-own-bootstrap.yaml", ...envoyArgs);
   const p = spawnMeshext(args);
   t.teardown(async () => {
     if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
@@ -144,14 +144,15 @@ test.serial("drain › run: a third signal exits at once and kills an Envoy that
   t.true(processGone(pid), "Envoy is not left behind");
 });
 
-test.serial("drain › run: when Envoy cannot start, meshext deregisters and exits with status 127", async (t) => {
+test.serial("drain › run: when the Envoy command does not exist, meshext says so in one line and exits 2 before listening", async (t) => {
   const envoy = await FakeEnvoyAdmin.start();
   t.teardown(() => envoy.close());
-  const p = spawnMeshext(["run", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--envoy-admin", envoy.url, "--drain-time", "20s", "--", "/nonexistent/envoy"]);
+  const p = spawnMeshext(["run", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--envoy-admin", envoy.url, "--drain-time", "20s", "--", "/nonexistent/envoy", "-c", "envoy.yaml"]);
   t.teardown(() => void p.child.kill("SIGKILL"));
   const exit = await p.exited;
-  t.is(exit.code, 127, p.stderr());
-  t.truthy(p.lines.find((l) => l.step === "control_plane_deregister"), "the exit steps ran");
+  t.is(exit.code, 2, p.stderr());
+  t.is(p.stderr().trim(), "meshext run: Envoy command not found: /nonexistent/envoy (after --; omit it to use the Envoy meshext finds: MESHEXT_ENVOY, the pinned install, PATH)");
+  t.falsy(p.lines.find((l) => l.msg === "listening"), "nothing listened");
 });
 
 test.serial("drain › sidecar process: reports draining to the control plane, then deregisters before exiting", async (t) => {

@@ -1,6 +1,7 @@
 // The generated bootstrap in a real Envoy: a request through the inbound listener is decided by the real sidecar.
 import test from "ava";
 import { join } from "node:path";
+import { eventually } from "../control-plane/helpers.js";
 import { startEnvoyStack } from "../helpers/envoy-stack.js";
 
 const POLICIES = join(process.cwd(), "envoy", "policies");
@@ -17,4 +18,21 @@ test("real envoy › the demo policies deny a request without identity through E
   t.is(res.headers.get("server"), "envoy");
   await res.text();
   t.is(stack.app.served, 0);
+});
+
+test("real envoy › the wasm filter polls the sidecar's /drain and, once the sidecar drains, answers the health path 503", async (t) => {
+  // Given the real data plane, serving
+  const stack = await startEnvoyStack(t, { sidecarArgs: ["--policies", POLICIES, "--dataplane-file", DATAPLANE], drain: { drainMinMs: 60_000, drainTimeMs: 60_000 } });
+  if (!stack) return;
+  const health = async () => {
+    const res = await fetch(`${stack.inboundUrl}/meshext/health`);
+    await res.text();
+    return res.status;
+  };
+  t.is(await health(), 200);
+  t.true(await eventually(async () => ((await stack.envoy.stats("meshext_drain_poll_successes")).get("wasmcustom.meshext_drain_poll_successes_total") ?? 0) > 0, 10_000, 100), "the filter's poll reached the sidecar's /drain");
+  // When the sidecar starts draining
+  void stack.drain!.start("test");
+  // Then the filter learns it on its next poll and the health path answers 503
+  t.true(await eventually(async () => (await health()) === 503, 10_000, 100), "health 503 while draining");
 });

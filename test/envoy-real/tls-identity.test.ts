@@ -57,7 +57,7 @@ function makeCerts(t: ExecutionContext): Certs | undefined {
   }
   const dir = mkdtempSync(join(tmpdir(), "meshext-real-certs-"));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  execFileSync("bash", [join(process.cwd(), "scripts", "gen-test-certs.sh"), dir], { stdio: "ignore", env: { ...process.env, EXTRA_CLIENTS: "orders" } });
+  execFileSync("bash", [join(process.cwd(), "scripts", "gen-test-certs.sh"), dir, "client-orders=spiffe://default/orders"], { stdio: "ignore" });
   const file = (name: string) => readFileSync(join(dir, name));
   return {
     dir,

@@ -20,7 +20,7 @@ test("grafana › the compose file has a pinned Grafana with a provisioned Prome
   const grafana = services.grafana;
   t.truthy(grafana, "a grafana service");
   t.regex(grafana.image, /^grafana\/grafana(-oss)?:\d+\.\d+\.\d+$/, "pinned image");
-  t.true((grafana.ports ?? []).some((p: string) => String(p).endsWith(":3000")));
+  t.true((grafana.ports ?? []).some((p: string) => /:3000\}?$/.test(String(p))), "Grafana publishes its port 3000");
 
   // The data source reaches the compose Prometheus: it lives in the envoy service's network namespace
   const provisioning = hostPathOf(grafana, "/etc/grafana/provisioning");

@@ -7,6 +7,7 @@ import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { eventually } from "../control-plane/helpers.js";
 import { EnvoyExtProcClient } from "../helpers/envoy-ext-proc-client.js";
 import { startTestSidecar } from "../helpers/sidecar-harness.js";
 import { ENVOY_DIR, ENVOY_MTLS_YAML, httpFilter, listener, readYaml, ROOT } from "./envoy-config.js";
@@ -20,7 +21,7 @@ function firstUriSan(certPem: string): string {
 
 /** The attributes envoy-mtls.yaml's inbound ext_proc requests, valued for a connection presenting `certPem`. */
 function attributesFor(certPem: string): Record<string, unknown> {
-  const names: string[] = httpFilter(listener(readYaml(ENVOY_MTLS_YAML), "inbound"), "envoy.filters.http.ext_proc").request_attributes ?? [];
+  const names: string[] = httpFilter(listener(readYaml(ENVOY_MTLS_YAML), "inbound_8080"), "envoy.filters.http.ext_proc").request_attributes ?? [];
   const valueOf: Record<string, () => unknown> = {
     "connection.uri_san_peer_certificate": () => firstUriSan(certPem),
     // The SNI the client sent; our test clients send none, as curl to an IP does.
@@ -61,9 +62,8 @@ test("envoy › mTLS: the client certificate's SPIFFE ID, sent as envoy-mtls.yam
     t.teardown(() => envoy.close());
     return envoy;
   };
-  // (policies load asynchronously from the directory)
-  const deadline = Date.now() + 10_000;
-  while ((await envoyFor(attributesFor(client)).request({})).status === 503 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  // (policies load asynchronously from the directory: the sidecar's /ready turns 200 once they are in force)
+  t.true(await eventually(async () => (await fetch(`${h.adminUrl}/ready`)).status === 200, 30_000, 50), "the sidecar became ready");
 
   // When the `web` client certificate's attributes come with the request
   const web = await envoyFor(attributesFor(client)).request({});

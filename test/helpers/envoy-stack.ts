@@ -1,11 +1,13 @@
 // A real data plane for tests: an echo app, the real sidecar (in this process) and a real Envoy on the bootstrap
 // `meshext run` generates, every port ephemeral. What a request through Envoy's inbound listener meets in a pod.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer as createNetServer, type AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
 import { envoyBootstrapYaml } from "../../extproc/envoy-bootstrap/bootstrap.js";
 import { inboundListenerName, outboundListenerName } from "../../extproc/envoy-bootstrap/names.js";
 import type { BootstrapOptions, TlsFiles } from "../../extproc/envoy-bootstrap/options.js";
+import type { DrainController } from "../../extproc/drain/controller.js";
+import { installDrain, type DrainSettings } from "../../extproc/drain/install.js";
 import { splitHostPort } from "../../extproc/host-port.js";
 import { BUILT_WASM_PATH } from "../../extproc/envoy-run/launch.js";
 import { requireEnvoy, startEnvoy, type FoundEnvoy, type RealEnvoy } from "./real-envoy.js";
@@ -67,6 +69,8 @@ export interface EnvoyStackOptions {
   outboundService?: string;
   /** The sidecar is started by the test itself (e.g. to test a sidecar that is down): its addresses. */
   sidecarAddresses?: { grpc: string; admin: string };
+  /** Drain settings of the sidecar's drain controller (installed as `meshext run` installs it, Envoy's admin wired). */
+  drain?: Partial<DrainSettings>;
 }
 
 export interface EnvoyStack {
@@ -79,14 +83,16 @@ export interface EnvoyStack {
   inboundPort: number;
   outboundPort?: number;
   bootstrapYaml: string;
+  /** The sidecar's drain controller (absent with sidecarAddresses): start() drains as a SIGTERM would. */
+  drain?: DrainController;
   stop(): Promise<void>;
 }
 
 /** The bootstrap options `meshext run` would generate, on ephemeral listener ports. */
-export function stackBootstrapOptions(appPort: number, addresses: { grpc: string; admin: string }, opts: EnvoyStackOptions): BootstrapOptions {
+export function stackBootstrapOptions(appPort: number, addresses: { grpc: string; admin: string }, opts: EnvoyStackOptions, adminPort = 0): BootstrapOptions {
   const base: BootstrapOptions = {
     node: { id: "backend-1", cluster: "backend" },
-    admin: { host: "127.0.0.1", port: 0 },
+    admin: { host: "127.0.0.1", port: adminPort },
     stats: { host: "127.0.0.1", port: 0 },
     inbounds: [{ name: "8080", listen: { host: "127.0.0.1", port: 0 }, app: { host: "127.0.0.1", port: appPort } }],
     outbounds: opts.outboundService ? [{ service: opts.outboundService, listen: { host: "127.0.0.1", port: 0 }, upstream: { host: "127.0.0.1", port: appPort } }] : [],
@@ -101,6 +107,15 @@ export function stackBootstrapOptions(appPort: number, addresses: { grpc: string
   return opts.bootstrap ? opts.bootstrap(base) : base;
 }
 
+/** A loopback TCP port that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
 /** Starts app, sidecar and Envoy (or returns undefined after requireEnvoy logged the skip); torn down with the test. */
 export async function startEnvoyStack(t: ExecutionContext, opts: EnvoyStackOptions = {}): Promise<EnvoyStack | undefined> {
   const found = requireEnvoy(t);
@@ -109,20 +124,32 @@ export async function startEnvoyStack(t: ExecutionContext, opts: EnvoyStackOptio
   let sidecar: Harness | undefined;
   if (!opts.sidecarAddresses) sidecar = await startTestSidecar(["--message-timeout", "200ms", "--max-message-timeout", "5s", ...(opts.sidecarArgs ?? [])]);
   const addresses = opts.sidecarAddresses ?? { grpc: sidecar!.grpcAddress, admin: sidecar!.sidecar.adminAddress };
-  const options = stackBootstrapOptions(app.port, addresses, opts);
-  let yaml = envoyBootstrapYaml(options, "a test");
-  if (opts.editYaml) yaml = opts.editYaml(yaml);
-  let envoy: RealEnvoy;
-  try {
-    envoy = await startEnvoy(found, yaml, { args: opts.envoyArgs });
-  } catch (err) {
-    await sidecar?.stop();
-    await app.close();
-    throw err;
+  // The stats listener reaches the admin by port: it needs a fixed one (a port just free, not 0). Another process
+  // may take it before Envoy binds it: then Envoy exits with "cannot bind", and we try another.
+  let options: BootstrapOptions;
+  let yaml: string;
+  let envoy: RealEnvoy | undefined;
+  for (let attempt = 1; ; attempt++) {
+    options = stackBootstrapOptions(app.port, addresses, opts, await freePort());
+    yaml = envoyBootstrapYaml(options, "a test");
+    if (opts.editYaml) yaml = opts.editYaml(yaml);
+    try {
+      envoy = await startEnvoy(found, yaml, { args: opts.envoyArgs });
+      break;
+    } catch (err) {
+      if (attempt < 3 && /cannot bind/.test((err as Error).message)) continue;
+      await sidecar?.stop();
+      await app.close();
+      throw err;
+    }
   }
   const inboundPort = await envoy.listenerPort(inboundListenerName(options.inbounds[0]!));
   const outboundPort = opts.outboundService ? await envoy.listenerPort(outboundListenerName({ service: opts.outboundService })) : undefined;
+  const drain = sidecar
+    ? installDrain(sidecar.sidecar, { envoyAdmin: envoy.adminUrl, inboundStatPrefix: "inbound", drainMinMs: 0, drainTimeMs: 5000, drainListeners: false, envoyKillGraceMs: 1000, ...opts.drain })
+    : undefined;
   const stack: EnvoyStack = {
+    ...(drain ? { drain } : {}),
     envoy,
     found,
     sidecar,

@@ -100,7 +100,8 @@ export async function startEnvoy(envoy: FoundEnvoy, bootstrap: object | string, 
   let adminUrl = "";
   while (!done && Date.now() < deadline) {
     try {
-      if (!adminUrl) adminUrl = `http://${readFileSync(adminPath, "utf8").trim()}`;
+      // Read again each round: a read while Envoy writes the file can see half an address.
+      adminUrl = `http://${readFileSync(adminPath, "utf8").trim()}`;
       const ready = await fetch(`${adminUrl}/ready`);
       await ready.text();
       if (ready.status === 200) break;
@@ -119,7 +120,7 @@ export async function startEnvoy(envoy: FoundEnvoy, bootstrap: object | string, 
     cleanup();
   };
   if (done || Date.now() >= deadline) {
-    const why = done ? "it exited" : "timed out"; // before stop(), which makes it exit
+    const why = done ? "it exited" : `not LIVE after ${opts.readyTimeoutMs ?? 20_000} ms`;
     await stop();
     throw new Error(`envoy did not become LIVE (${why}):\n${output.slice(-4000)}`);
   }

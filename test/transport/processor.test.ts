@@ -51,7 +51,20 @@ const outOfOrder = test.macro((t, sequence: string[], expected: RegExp) => {
   for (const s of steps.slice(0, -1)) t.is(s.type, "reply");
 });
 
-test("processor › response_headers before request_headers is out of order", outOfOrder, ["responseHeaders"], /response_headers before request_headers/);
+test("processor › a response with no request phase (a local reply from a filter before ext_proc) passes unedited", (t) => {
+  // Given a stream whose first message is response_headers, as Envoy sends for the wasm filter's health answer
+  const p = new RequestProcessor(fixed({ type: "continue", responseHeaders: { set: [["x-a", "1"]], add: [], remove: [] }, explain: { action: "allow", kind: "MeshHTTPRoute", reason: "t" } }), "inbound", SETTINGS);
+  // When it is handled
+  const step = p.handle(msg("responseHeaders", { endOfStream: true }));
+  // Then the reply continues with no header edits (no decision was made) and the stream ends
+  t.is(step.type, "reply");
+  if (step.type === "reply") {
+    t.is(step.reply.response?.$case, "responseHeaders");
+    t.is(step.endStream, true);
+    t.deepEqual(step.reply.response?.$case === "responseHeaders" ? step.reply.response.responseHeaders.response?.headerMutation : undefined, undefined);
+  }
+});
+test("processor › request_headers after a response phase is out of order", outOfOrder, ["responseHeaders", "requestHeaders"], /request_headers after response_headers/);
 test("processor › request_body before request_headers is out of order", outOfOrder, ["requestBody"], /request_body before request_headers/);
 test("processor › a second request_headers is out of order", outOfOrder, ["requestHeaders", "requestHeaders"], /request_headers after request_headers/);
 test("processor › request_body after request_trailers is out of order", outOfOrder, ["requestHeaders", "requestTrailers", "requestBody"], /request_body after request_trailers/);
