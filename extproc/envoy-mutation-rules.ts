@@ -21,7 +21,8 @@ export interface MutationRules {
  * - `host` / `:authority`: yes — URLRewrite `hostname` rewrites them; allowed by name (allow_expression).
  * - `:method`, `:scheme`: no filter changes them; left protected (not allow_all_routing).
  * - `:path`: URLRewrite `path`; Envoy allows it by default.
- * - `x-envoy-*`: Envoy's own control headers (timeouts, retries); a policy must not steer Envoy: left denied.
+ * - `x-envoy*`: Envoy's own control headers (timeouts, retries); a policy must not steer Envoy: left denied. Envoy
+ *   tests the bare prefix `x-envoy` (its header_prefix), so `x-envoyfoo` is denied as well as `x-envoy-foo`.
  * - removing `:`-headers or `host`: Envoy never allows it, whatever the rules.
  * A denied edit is dropped (counted by Envoy's `rejected_header_mutations`), not an error.
  */
@@ -31,6 +32,9 @@ export type MutationOp = "set" | "append" | "remove";
 
 /** Bounded set (a metric label): why Envoy drops an edit. */
 export type DropReason = "never-removable" | "routing-header" | "pseudo-header-append" | "system-header" | "envoy-header" | "disallowed";
+
+/** Envoy's default header_prefix: mutation_rules.cc denies every name starting with it, dash or not. */
+const ENVOY_HEADER_PREFIX = "x-envoy";
 
 const ROUTING_HEADERS = new Set(["host", ":authority", ":method", ":scheme"]);
 
@@ -50,7 +54,7 @@ export function dropReason(key: string, op: MutationOp, rules: MutationRules = S
   if (ROUTING_HEADERS.has(key) && !rules.allowAllRouting) return "routing-header";
   if (key.startsWith(":") && op === "append") return "pseudo-header-append";
   if (key.startsWith(":") && rules.disallowSystem) return "system-header";
-  if (key.startsWith("x-envoy-") && !rules.allowEnvoy) return "envoy-header";
+  if (key.startsWith(ENVOY_HEADER_PREFIX) && !rules.allowEnvoy) return "envoy-header";
   return undefined;
 }
 

@@ -114,9 +114,24 @@ export function passThrough(phase: "requestBody" | "responseBody" | "requestTrai
   return { response: { $case: "responseTrailers", responseTrailers: {} } };
 }
 
+/**
+ * A local reply's headers as edits: the first value of a name is set, the others appended. Envoy applies each entry
+ * of a set_headers list in turn, so two entries of one name without `append` leave only the last value.
+ */
+function localReplyEdits(headers: ReadonlyArray<readonly [string, string]>): HeaderEdits {
+  const edits: HeaderEdits = { set: [], add: [], remove: [] };
+  const seen = new Set<string>();
+  for (const [name, value] of headers) {
+    const key = name.toLowerCase();
+    (seen.has(key) ? edits.add : edits.set).push([name, value]);
+    seen.add(key);
+  }
+  return edits;
+}
+
 /** A local reply (deny, abort, rate limit). gRPC clients get a matching grpc-status. */
 export function immediateResponse(decision: RespondDecision, isGrpcRequest: boolean, explainHeader: boolean): ProcessingResponse {
-  const headers: HeaderEdits = { set: [...decision.headers], add: [], remove: [] };
+  const headers = localReplyEdits(decision.headers);
   if (explainHeader) headers.set.push(["x-meshext-decision", explainValue(decision)]);
   const grpc = isGrpcRequest ? (GRPC_STATUS_FOR_HTTP[decision.status] ?? 2) : undefined;
   return {

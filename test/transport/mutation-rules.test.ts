@@ -36,3 +36,7 @@ test("mutation rules › shipped rules: :authority may be rewritten (URLRewrite 
 test("mutation rules › shipped rules: :scheme stays protected", rule, { setHeaders: [set(":scheme", "https")] }, SHIPPED, { headers: [[":authority", "svc"], ["x-a", "1"]], rejected: 1 });
 test("mutation rules › shipped rules: x-envoy-* stays protected", rule, { setHeaders: [set("x-envoy-upstream-rq-timeout-ms", "1")] }, SHIPPED, { headers: [[":authority", "svc"], ["x-a", "1"]], rejected: 1 });
 test("mutation rules › shipped rules: host is still never removable", rule, { removeHeaders: ["host"] }, SHIPPED, { headers: [[":authority", "svc"], ["x-a", "1"]], rejected: 1 });
+// Envoy denies every name starting "x-envoy" (its header_prefix), no dash needed: test/envoy-real/dropped-edits.test.ts.
+test("mutation rules › shipped rules: x-envoyfoo (no dash) is protected too", rule, { setHeaders: [set("x-envoyfoo", "1")] }, SHIPPED, { headers: [[":authority", "svc"], ["x-a", "1"]], rejected: 1 });
+test("mutation rules › shipped rules: the bare x-envoy is protected", rule, { setHeaders: [set("x-envoy", "1")] }, SHIPPED, { headers: [[":authority", "svc"], ["x-a", "1"]], rejected: 1 });
+test("mutation rules › shipped rules: x-envo is not the prefix and applies", rule, { setHeaders: [set("x-envo", "1")] }, SHIPPED, { headers: [[":authority", "svc"], ["x-a", "1"], ["x-envo", "1"]], rejected: 0 });

@@ -87,9 +87,19 @@ export function validateHeaderList(v: unknown, path: string, issues: Issues): Ar
     if (!h) return;
     const name = issues.str(h.name, at(at(path, i), "name"));
     if (name && !/^[A-Za-z0-9!#$%&'*+\-.^_`|~:]+$/.test(name)) issues.add(at(at(path, i), "name"), "must be a valid HTTP header name");
-    issues.str(h.value, at(at(path, i), "value"), false);
+    const value = issues.str(h.value, at(at(path, i), "value"), false);
+    if (value !== undefined) refuseControlCharacters(value, at(at(path, i), "value"), issues);
   });
   return list as Array<{ name: string; value: string }>;
+}
+
+/** Why a value bound for an HTTP header must not hold CR, LF or NUL: Envoy does not drop such an edit, it fails. */
+export const CONTROL_CHARACTER_MESSAGE =
+  "must not contain CR, LF or NUL (Envoy fails every request the edit applies to with 500, and drops every header of a local reply)";
+
+/** A value that becomes an HTTP header value (an edit, :path, location): CR, LF and NUL are refused. */
+export function refuseControlCharacters(value: string, path: string, issues: Issues): void {
+  if (/[\r\n\0]/.test(value)) issues.add(path, CONTROL_CHARACTER_MESSAGE);
 }
 
 export function validateDuration(v: unknown, path: string, minMs: number, issues: Issues, exclusiveMin = false): void {

@@ -1,7 +1,7 @@
 // Validates MeshHTTPRoute `to[].rules` (matches and filters): meshhttproute/api/v1alpha1/validation.go at v2.14.3.
 import { at, Issues, isObj, type Obj } from "./issues.js";
 import type { VersionTraits } from "../model/kuma-version.js";
-import { validateHeaderList } from "./validate-confs.js";
+import { refuseControlCharacters, validateHeaderList } from "./validate-confs.js";
 import { DNS1123_SUBDOMAIN, RFC1123_MESSAGE } from "./validate-rules.js";
 
 export interface RouteRulesContext {
@@ -133,8 +133,14 @@ function validateRewrite(type: "RequestRedirect" | "URLRewrite", body: Obj, fp: 
   if (pathMod) {
     const pp = at(fp, "path");
     const t = issues.oneOf(pathMod.type, at(pp, "type"), ["ReplaceFullPath", "ReplacePrefixMatch"] as const);
-    if (t === "ReplaceFullPath") issues.str(pathMod.replaceFullPath, at(pp, "replaceFullPath"));
-    if (t === "ReplacePrefixMatch") issues.str(pathMod.replacePrefixMatch, at(pp, "replacePrefixMatch"));
+    if (t === "ReplaceFullPath") {
+      const full = issues.str(pathMod.replaceFullPath, at(pp, "replaceFullPath"));
+      if (full !== undefined) refuseControlCharacters(full, at(pp, "replaceFullPath"), issues);
+    }
+    if (t === "ReplacePrefixMatch") {
+      const prefix = issues.str(pathMod.replacePrefixMatch, at(pp, "replacePrefixMatch"));
+      if (prefix !== undefined) refuseControlCharacters(prefix, at(pp, "replacePrefixMatch"), issues);
+    }
     if (pathMod.replacePrefixMatch !== undefined && !ctx.allPrefix) issues.add(at(pp, "replacePrefixMatch"), "can only appear if all matches match a path prefix");
   }
   if (type === "RequestRedirect") {
