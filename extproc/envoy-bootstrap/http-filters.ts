@@ -45,13 +45,16 @@ export function luaShim() {
   );
 }
 
+/** The wasm filter's private close marker: set by the filter, acted on and removed by the Lua shim. */
+export const WASM_CLOSE_MARKER = "x-meshext-close";
+
 /** The wasm filter's plugin configuration (wasm/config.ts parses it; unknown fields fail Envoy's start). */
 export function wasmPluginConfig(o: Pick<BootstrapOptions, "sidecarAdmin">): string {
   const config = {
     poll: { cluster: CLUSTER.sidecarAdmin, path: "/drain", authority: formatHostPort(o.sidecarAdmin), periodMs: BOOTSTRAP_DEFAULTS.pollPeriodMs, timeoutMs: BOOTSTRAP_DEFAULTS.pollTimeoutMs },
     health: { path: "/meshext/health", answerWhenServing: true },
     drainingHeader: "x-meshext-draining",
-    closeHeader: "x-meshext-close",
+    closeHeader: WASM_CLOSE_MARKER,
   };
   return JSON.stringify(config, null, 2) + "\n";
 }

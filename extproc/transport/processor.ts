@@ -143,7 +143,9 @@ export class RequestProcessor {
     const isRequest = phase.startsWith("request");
     const stage = isRequest ? this.request : this.response;
     const next: DirectionStage = phase.endsWith("Headers") ? "headers" : phase.endsWith("Body") ? "body" : "trailers";
-    if (!isRequest && this.request === "none") return `${snake(phase)} before request_headers (request header processing must be SEND)`;
+    // A response without its request is legal: Envoy sends ext_proc the response of a local reply that a filter
+    // before it sent (the wasm filter's health answer) although ext_proc never saw the request. No decision was
+    // taken, so the response passes with no edits. Only the response's own order is checked.
     const legal =
       (next === "headers" && stage === "none") ||
       (next === "body" && (stage === "headers" || stage === "body")) ||

@@ -100,7 +100,12 @@ export async function startEnvoy(envoy: FoundEnvoy, bootstrap: object | string, 
   let adminUrl = "";
   while (!done && Date.now() < deadline) {
     try {
-      if (!adminUrl) adminUrl = `http://${readFileSync(adminPath, "utf8").trim()}`;
+      // Envoy may have created the file but not written the address yet: read it until it says something.
+      if (!adminUrl) {
+        const address = readFileSync(adminPath, "utf8").trim();
+        if (address) adminUrl = `http://${address}`;
+      }
+      if (!adminUrl) throw new Error("no admin address yet");
       const ready = await fetch(`${adminUrl}/ready`);
       await ready.text();
       if (ready.status === 200) break;
@@ -119,8 +124,9 @@ export async function startEnvoy(envoy: FoundEnvoy, bootstrap: object | string, 
     cleanup();
   };
   if (done || Date.now() >= deadline) {
+    const exitedEarly = done;
     await stop();
-    throw new Error(`envoy did not become LIVE (${done ? "it exited" : "timed out"}):\n${output.slice(-4000)}`);
+    throw new Error(`envoy did not become LIVE (${exitedEarly ? "it exited" : "timed out"}):\n${output.slice(-4000)}`);
   }
   const get = async (path: string) => {
     const res = await fetch(adminUrl + path);

@@ -3,6 +3,7 @@ import test from "ava";
 import type { Decider, Decision } from "../../extproc/decision.js";
 import type { ProcessingRequest } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
 import { delayHeadroomMs, RequestProcessor } from "../../extproc/transport/processor.js";
+import { continueResponseHeaders } from "../../extproc/transport/mapping.js";
 import { requestFacts } from "../../extproc/transport/mapping.js";
 import { dataplaneFromTags } from "../../extproc/policy/dataplane.js";
 import { PolicyEngine } from "../../extproc/policy/engine.js";
@@ -51,7 +52,20 @@ const outOfOrder = test.macro((t, sequence: string[], expected: RegExp) => {
   for (const s of steps.slice(0, -1)) t.is(s.type, "reply");
 });
 
-test("processor › response_headers before request_headers is out of order", outOfOrder, ["responseHeaders"], /response_headers before request_headers/);
+test("processor › response_headers without request_headers (a local reply of an earlier filter) passes with no edits", (t) => {
+  // Given a stream whose first message is response_headers, as Envoy sends for a filter's local reply before ext_proc
+  const p = new RequestProcessor(allow, "inbound", SETTINGS);
+  // When it is handled
+  const step = p.handle(msg("responseHeaders", { endOfStream: true }));
+  // Then the reply continues the response unchanged and ends the call; no decision was taken
+  t.is(step.type, "reply");
+  if (step.type === "reply") {
+    t.is(step.reply.response?.$case, "responseHeaders");
+    t.deepEqual(step.reply, continueResponseHeaders(undefined));
+    t.true(step.endStream);
+  }
+  t.is(p.decided, undefined);
+});
 test("processor › request_body before request_headers is out of order", outOfOrder, ["requestBody"], /request_body before request_headers/);
 test("processor › a second request_headers is out of order", outOfOrder, ["requestHeaders", "requestHeaders"], /request_headers after request_headers/);
 test("processor › request_body after request_trailers is out of order", outOfOrder, ["requestHeaders", "requestTrailers", "requestBody"], /request_body after request_trailers/);

@@ -186,19 +186,31 @@ test("protocol › the emulator reports a 504 when a reply misses message_timeou
 test("protocol › an out-of-order message fails only its stream with INVALID_ARGUMENT", async (t) => {
   const h = await startTestSidecar();
   t.teardown(() => h.stop());
-  const broken = new EnvoyExtProcClient(h.grpcAddress, { ...PATIENT, requestHeaderMode: "SKIP" });
+  const broken = new EnvoyExtProcClient(h.grpcAddress, { ...PATIENT, requestHeaderMode: "SKIP", requestBodyMode: "BUFFERED" });
   t.teardown(() => broken.close());
 
-  // when Envoy (misconfigured) sends response_headers first
-  const out = await broken.request({});
+  // when Envoy (misconfigured) sends request_body first
+  const out = await broken.request({ method: "POST", body: "payload" });
 
   // then that request fails closed with the gRPC error, and the server keeps serving
   t.is(out.status, 500);
-  t.regex(out.details ?? "", /ext_proc_error_gRPC_error_3\{response_headers before request_headers/);
+  t.regex(out.details ?? "", /ext_proc_error_gRPC_error_3\{request_body before request_headers/);
   const healthy = new EnvoyExtProcClient(h.grpcAddress, PATIENT);
   t.teardown(() => healthy.close());
   t.is((await healthy.request({})).status, 200);
-  t.regex(await metricsText(h), /meshext_extproc_streams_failed_total\{reason="invalid_argument"\} 1/);
+});
+
+test("protocol › response_headers without request_headers (a local reply of a filter before ext_proc) pass unchanged", async (t) => {
+  // Given a sidecar, and an Envoy that sends ext_proc only the response (as for the wasm filter's health answer)
+  const h = await startTestSidecar();
+  t.teardown(() => h.stop());
+  const envoy = new EnvoyExtProcClient(h.grpcAddress, { ...PATIENT, requestHeaderMode: "SKIP" });
+  t.teardown(() => envoy.close());
+  // When the response goes through
+  const out = await envoy.request({}, () => ({ status: 200, headers: [["x-app", "1"]] }));
+  // Then it reaches the client unchanged
+  t.is(out.status, 200);
+  t.deepEqual(out.received, ["responseHeaders"]);
 });
 
 test("protocol › Envoy's END_STREAM+RST close is counted as a normal end", async (t) => {
