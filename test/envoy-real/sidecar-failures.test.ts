@@ -2,32 +2,18 @@
 // check and a 100% panic threshold) through a real Envoy: the sidecar never started, too slow, killed with requests in
 // flight, restarted on the same ports. Envoy answers with the status the docs state and recovers without a restart.
 import test from "ava";
-import { spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
 import { Server, ServerCredentials, type ServerDuplexStream } from "@grpc/grpc-js";
 import type { ProcessingRequest, ProcessingResponse } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
 import { continueRequestHeaders, continueResponseHeaders } from "../../extproc/transport/mapping.js";
 import { startEnvoyStack, type EnvoyStack } from "../helpers/envoy-stack.js";
+import { startChildSidecar } from "../helpers/child-sidecar.js";
 import { ExternalProcessorService } from "../helpers/grpc-js-ext-proc.js";
 import { pollUntil } from "../helpers/poll-until.js";
 import { freePort } from "../helpers/prometheus.js";
 
-const CLI = join(process.cwd(), "dist", "extproc", "cli.js");
-
 async function get(stack: EnvoyStack, path = "/"): Promise<{ status: number; body: string }> {
   const res = await fetch(`${stack.inboundUrl}${path}`, { headers: { connection: "close" } });
   return { status: res.status, body: await res.text() };
-}
-
-/** The real sidecar as a child process on fixed loopback ports, ready once its /ready answers 200. */
-async function startChildSidecar(grpcPort: number, adminPort: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [CLI, "sidecar", "--grpc-listen", `127.0.0.1:${grpcPort}`, "--admin-listen", `127.0.0.1:${adminPort}`, "--message-timeout", "200ms", "--max-message-timeout", "5s"], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  child.stderr!.on("data", (d) => (stderr += d));
-  await pollUntil(`the child sidecar ready (${stderr})`, async () => (await fetch(`http://127.0.0.1:${adminPort}/ready`)).status, (s) => s === 200, 15_000);
-  return child;
 }
 
 test("real envoy › sidecar failures: a sidecar that never started fails every request closed with 500, and Envoy serves once it is up", async (t) => {
