@@ -45,13 +45,16 @@ export function luaShim() {
   );
 }
 
+/** The wasm filter's private close marker: set by the filter, acted on and removed by the Lua shim. */
+export const WASM_CLOSE_MARKER = "x-meshext-close";
+
 /** The wasm filter's plugin configuration (wasm/config.ts parses it; unknown fields fail Envoy's start). */
 export function wasmPluginConfig(o: Pick<BootstrapOptions, "sidecarAdmin">): string {
   const config = {
     poll: { cluster: CLUSTER.sidecarAdmin, path: "/drain", authority: formatHostPort(o.sidecarAdmin), periodMs: BOOTSTRAP_DEFAULTS.pollPeriodMs, timeoutMs: BOOTSTRAP_DEFAULTS.pollTimeoutMs },
     health: { path: "/meshext/health", answerWhenServing: true },
     drainingHeader: "x-meshext-draining",
-    closeHeader: "x-meshext-close",
+    closeHeader: WASM_CLOSE_MARKER,
   };
   return JSON.stringify(config, null, 2) + "\n";
 }
@@ -73,10 +76,10 @@ export function wasmDrainFilter(o: BootstrapOptions) {
         },
         {
           failure_policy:
-            "A VM that fails at run time (a trap) must never block traffic: its requests then pass unfiltered, and the\n" +
-            "drain falls back on Envoy's own (health check failed: Connection: close and GOAWAY on every response).\n" +
-            "FAIL_RELOAD would restart the VM instead, at the cost of the requests in flight during the reload.\n" +
-            "Start-up is not covered: a plugin configuration on_configure rejects stops Envoy from starting.",
+            "A VM that fails at run time (a trap) must never block traffic: the request that trapped gets a 503, later ones\n" +
+            "pass unfiltered, and the drain falls back on Envoy's own (/healthcheck/fail: Connection: close and GOAWAY).\n" +
+            "FAIL_RELOAD answers 503 until a reloaded VM is up, and a bug that traps every time keeps it failing (measured:\n" +
+            "docs/envoy-fidelity.md). Start-up is not covered: a plugin configuration on_configure rejects stops Envoy.",
           configuration: "Plugin configuration (wasm/config.ts): the filter polls the sidecar's GET /drain through meshext_sidecar_admin.",
         },
       ),

@@ -1,16 +1,17 @@
 // The listeners of a generated bootstrap: one per Dataplane inbound (drain shim, wasm filter, ext_proc, router to
 // the app), one per outbound (ext_proc, router to the upstream), and the Prometheus stats listener.
 import { commented } from "./commented.js";
-import { extProcFilter, luaShim, routerFilter, wasmDrainFilter } from "./http-filters.js";
+import { extProcFilter, luaShim, routerFilter, WASM_CLOSE_MARKER, wasmDrainFilter } from "./http-filters.js";
 import { appClusterName, CLUSTER, inboundListenerName, outboundClusterName, outboundListenerName, STATS_LISTENER } from "./names.js";
 import { BOOTSTRAP_DEFAULTS, socketAddress, type BootstrapOptions, type HostPort, type InboundListener, type OutboundListener } from "./options.js";
 
 const HCM_TYPE = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 
-function route(name: string, cluster: string) {
+function route(name: string, cluster: string, extra: Record<string, unknown> = {}) {
   return {
     name,
     virtual_hosts: [{ name, domains: ["*"], routes: [{ match: { prefix: "/" }, route: { cluster, timeout: `${BOOTSTRAP_DEFAULTS.routeTimeoutS}s` } }] }],
+    ...extra,
   };
 }
 
@@ -46,7 +47,11 @@ export function inboundListener(o: BootstrapOptions, ib: InboundListener) {
       common_http_protocol_options: { idle_timeout: `${BOOTSTRAP_DEFAULTS.idleTimeoutS}s` },
       forward_client_cert_details: "SANITIZE_SET",
       set_current_client_cert_details: { uri: true },
-      route_config: route(inboundListenerName(ib), appClusterName(ib)),
+      route_config: commented(route(inboundListenerName(ib), appClusterName(ib), { response_headers_to_remove: [WASM_CLOSE_MARKER] }), {
+        response_headers_to_remove:
+          "The wasm filter's private close marker is ours alone: the router removes an upstream's copy before any filter sees\n" +
+          "the response, so an app (or anyone it proxies) cannot make the Lua shim close client connections.",
+      }),
       http_filters: [luaShim(), wasmDrainFilter(o), extProcFilter(o, "inbound", ib.name), routerFilter()],
     },
     {

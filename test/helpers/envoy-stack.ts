@@ -69,7 +69,7 @@ export interface EnvoyStackOptions {
   outboundService?: string;
   /** The sidecar is started by the test itself (e.g. to test a sidecar that is down): its addresses. */
   sidecarAddresses?: { grpc: string; admin: string };
-  /** Drain settings of the sidecar's drain controller (installed as `meshext run` installs it, Envoy's admin wired). */
+  /** Install the sidecar's drain controller as `meshext run` does, Envoy's admin wired, with these settings over the defaults. */
   drain?: Partial<DrainSettings>;
 }
 
@@ -83,7 +83,7 @@ export interface EnvoyStack {
   inboundPort: number;
   outboundPort?: number;
   bootstrapYaml: string;
-  /** The sidecar's drain controller (absent with sidecarAddresses): start() drains as a SIGTERM would. */
+  /** The sidecar's drain controller when `drain` was given: start() drains as a SIGTERM would. */
   drain?: DrainController;
   stop(): Promise<void>;
 }
@@ -145,7 +145,7 @@ export async function startEnvoyStack(t: ExecutionContext, opts: EnvoyStackOptio
   }
   const inboundPort = await envoy.listenerPort(inboundListenerName(options.inbounds[0]!));
   const outboundPort = opts.outboundService ? await envoy.listenerPort(outboundListenerName({ service: opts.outboundService })) : undefined;
-  const drain = sidecar
+  const drain = sidecar && opts.drain
     ? installDrain(sidecar.sidecar, { envoyAdmin: envoy.adminUrl, inboundStatPrefix: "inbound", drainMinMs: 0, drainTimeMs: 5000, drainListeners: false, envoyKillGraceMs: 1000, ...opts.drain })
     : undefined;
   const stack: EnvoyStack = {

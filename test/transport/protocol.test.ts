@@ -183,24 +183,38 @@ test("protocol › the emulator reports a 504 when a reply misses message_timeou
   t.is(open.stats.failure_mode_allowed, 1);
 });
 
-test("protocol › a stream that starts at response_headers (a local reply before ext_proc, or request headers SKIP) passes unedited", async (t) => {
+test("protocol › an out-of-order message fails only its stream with INVALID_ARGUMENT", async (t) => {
   const h = await startTestSidecar();
   t.teardown(() => h.stop());
-  const responseOnly = new EnvoyExtProcClient(h.grpcAddress, { ...PATIENT, requestHeaderMode: "SKIP" });
-  t.teardown(() => responseOnly.close());
+  const broken = new EnvoyExtProcClient(h.grpcAddress, { ...PATIENT, requestHeaderMode: "SKIP", requestBodyMode: "BUFFERED" });
+  t.teardown(() => broken.close());
 
-  // when Envoy sends response_headers first, as it does for the wasm filter's health answer
-  const out = await responseOnly.request({});
+  // when Envoy (misconfigured) sends request_body first
+  const out = await broken.request({ method: "POST", body: "payload" });
 
-  // then the response passes (nothing was decided, the app was not reached through ext_proc), and it shows in the
-  // per-phase message counts, which is how a request_header_mode SKIP misconfiguration is seen
-  t.is(out.status, 200, out.details);
-  const metrics = await (await fetch(`${h.adminUrl}/metrics`)).text();
-  t.regex(metrics, /meshext_extproc_messages_received_total\{phase="response_headers"\} 1/);
-  t.notRegex(metrics, /meshext_extproc_messages_received_total\{phase="request_headers"\} [1-9]/);
+  // then that request fails closed with the gRPC error, and the server keeps serving
+  t.is(out.status, 500);
+  t.regex(out.details ?? "", /ext_proc_error_gRPC_error_3\{request_body before request_headers/);
   const healthy = new EnvoyExtProcClient(h.grpcAddress, PATIENT);
   t.teardown(() => healthy.close());
   t.is((await healthy.request({})).status, 200);
+});
+
+test("protocol › response_headers without request_headers (a local reply of a filter before ext_proc) pass unchanged", async (t) => {
+  // Given a sidecar, and an Envoy that sends ext_proc only the response (as for the wasm filter's health answer)
+  const h = await startTestSidecar();
+  t.teardown(() => h.stop());
+  const envoy = new EnvoyExtProcClient(h.grpcAddress, { ...PATIENT, requestHeaderMode: "SKIP" });
+  t.teardown(() => envoy.close());
+  // When the response goes through
+  const out = await envoy.request({}, () => ({ status: 200, headers: [["x-app", "1"]] }));
+  // Then it reaches the client unchanged
+  t.is(out.status, 200);
+  t.deepEqual(out.received, ["responseHeaders"]);
+  // And it shows in the per-phase message counts, which is how a request_header_mode SKIP misconfiguration is seen
+  const metrics = await (await fetch(`${h.adminUrl}/metrics`)).text();
+  t.regex(metrics, /meshext_extproc_messages_received_total\{phase="response_headers"\} 1/);
+  t.notRegex(metrics, /meshext_extproc_messages_received_total\{phase="request_headers"\} [1-9]/);
 });
 
 test("protocol › Envoy's END_STREAM+RST close is counted as a normal end", async (t) => {

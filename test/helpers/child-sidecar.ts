@@ -1,0 +1,22 @@
+// The real sidecar as a child process (`node dist/extproc/cli.js sidecar`) on fixed loopback ports, as in a pod:
+// its own event loop, and a process a test can kill -9 and start again on the same ports.
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { pollUntil } from "./poll-until.js";
+
+const CLI = join(process.cwd(), "dist", "extproc", "cli.js");
+
+/** Starts it with the shipped Envoy-facing timeouts (and `extraArgs`); resolves once its /ready answers 200. */
+export async function startChildSidecar(grpcPort: number, adminPort: number, extraArgs: string[] = []): Promise<ChildProcess> {
+  const args = [CLI, "sidecar", "--grpc-listen", `127.0.0.1:${grpcPort}`, "--admin-listen", `127.0.0.1:${adminPort}`, "--message-timeout", "200ms", "--max-message-timeout", "5s", ...extraArgs];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr!.on("data", (d) => (stderr += d));
+  try {
+    await pollUntil("the child sidecar's /ready", async () => (await fetch(`http://127.0.0.1:${adminPort}/ready`)).status, (s) => s === 200, 15_000);
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw new Error(`${(error as Error).message}\n${stderr}`);
+  }
+  return child;
+}
