@@ -35,7 +35,7 @@ const PINS: Pin[] = [
   sidecar("grpcSocket", "", "no extra listener unless asked"),
   sidecar("adminListen", "127.0.0.1:9902", "/drain and /explain only from the pod"),
   sidecar("controlPlaneToken", "", "no built-in secret"),
-  sidecar("maxStreamsPerConnection", 500, "rotation before Node's rapid-reset limit is on by default"),
+  sidecar("maxStreamsPerConnection", 0, "no connection rotation: through a real Envoy it fails streams and saves none"),
   sidecar("maxMessageTimeoutMs", 0, "Envoy may not extend a message timeout unless allowed"),
   sidecar("envoyAdmin", "", "no calls to an Envoy admin API unless named"),
   controlPlane("listen", "127.0.0.1:5681", "unauthenticated writes only from the host"),
