@@ -9,7 +9,7 @@ import type { Policy } from "../policy/parse.js";
 import { Backoff, withJitter } from "./backoff.js";
 import { readPolicyCache, writePolicyCache } from "./cache-file.js";
 import { KumaClient, SyncError } from "./kuma-client.js";
-import { keepLastGood, kindAndName } from "./last-good.js";
+import { keepLastGoodBy, keptLastGoodFor, kindAndName, withFailClosedMeshes } from "./last-good.js";
 import { PolicySourceMetrics } from "./metrics.js";
 import { FETCHED_TYPES, isOptionalType, validateFetched } from "./resource-set.js";
 import type { KumaVersion } from "../policy/kuma-version.js";
@@ -62,8 +62,7 @@ export class HttpPolicySource implements PolicySource {
   private readonly log: Logger;
   private readonly origin: string;
   private loadedValue = false;
-  /** The set in force and the items it came from (by kind/name), for keeping last good versions. */
-  private inForce: Policy[] | undefined;
+  /** The items the set in force came from (by kind/name), for keeping last good versions. */
   private inForceItems = new Map<string, Resource>();
   private fingerprint: string | undefined;
   private stopped = false;
@@ -179,25 +178,37 @@ export class HttpPolicySource implements PolicySource {
   }
 
   /**
-   * Validates every item and applies the set if the items changed. A rejected item keeps its policy's last
-   * good version in force (an unidentifiable one keeps every previous policy), so a bad new version of a
-   * Deny never turns into an allow, and a list of nothing but invalid items never empties the set.
+   * Validates every item and applies the set if the items changed. A rejected item keeps its last good
+   * version in force, policy or resource (an unidentifiable one keeps every previous item), so a bad new
+   * version of a Deny or of the Mesh never turns into an allow, and a list of nothing but invalid items never
+   * empties the set; a rejected Mesh with no good version counts as mTLS on.
    */
   private applyIfChanged(items: Resource[]): void {
     const fingerprint = createHash("sha256").update(JSON.stringify(items.map(stripVolatile))).digest("hex");
     if (fingerprint === this.fingerprint) return;
-    const { policies: accepted, resources, good, rejected: refused } = validateFetched(items, this.opts.mesh, this.opts.kumaVersion, (item) => `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`);
+    const sourceOf = (item: Resource) => `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`;
+    const fresh = validateFetched(items, this.opts.mesh, this.opts.kumaVersion, sourceOf);
+    const refused = fresh.rejected;
+    // Last good versions are kept item by item, policies and resources alike (an invalid new Mesh keeps the
+    // old Mesh: mTLS stays on), then read again like the fresh ones.
+    const itemKey = (item: Resource) => kindAndName(item.type, item.name);
+    const keptItems = keepLastGoodBy(fresh.good, refused, this.inForceItems.size > 0 ? [...this.inForceItems.values()] : undefined, itemKey).slice(fresh.good.length);
+    const kept = validateFetched(keptItems, this.opts.mesh, this.opts.kumaVersion, sourceOf);
+    const policies = [...fresh.policies, ...kept.policies];
+    const resources: MeshResources = {
+      meshes: withFailClosedMeshes([...fresh.resources.meshes, ...kept.resources.meshes], refused) as MeshResources["meshes"],
+      services: [...fresh.resources.services, ...kept.resources.services],
+      identities: [...(fresh.resources.identities ?? []), ...(kept.resources.identities ?? [])],
+    };
     const goodItems = new Map<string, Resource>();
-    for (const item of good) goodItems.set(kindAndName(item.type, item.name), item);
-    const policies = keepLastGood(accepted, refused, this.inForce);
-    const keptKeys = new Set(policies.slice(accepted.length).map((p) => kindAndName(p.type, p.name)));
-    for (const key of keptKeys) goodItems.set(key, this.inForceItems.get(key)!);
+    for (const item of [...fresh.good, ...kept.good]) goodItems.set(itemKey(item), item);
+    const keptKeys = new Set(kept.good.map(itemKey));
     this.rejected = refused.map((r) => {
       const identified = r.kind !== undefined && r.name !== undefined;
       return {
         ...r,
         ...(identified ? { source: `${this.opts.baseUrl}/meshes/${this.opts.mesh}/${r.kind}/${r.name}` } : {}),
-        keptLastGood: identified ? keptKeys.has(kindAndName(r.kind, r.name)) : keptKeys.size > 0,
+        keptLastGood: keptLastGoodFor(r, keptKeys),
       };
     });
     for (const r of this.rejected) {
@@ -207,7 +218,6 @@ export class HttpPolicySource implements PolicySource {
       );
     }
     this.commit(policies, this.origin, refused.length, resources);
-    this.inForce = policies;
     this.inForceItems = goodItems;
     this.fingerprint = fingerprint;
     if (this.opts.cacheFile) {
@@ -236,7 +246,6 @@ export class HttpPolicySource implements PolicySource {
       const { policies, resources, good, rejected } = validateFetched(cache.items as Resource[], this.opts.mesh, this.opts.kumaVersion);
       for (const item of good) this.inForceItems.set(kindAndName(item.type, item.name), item);
       this.commit(policies, `cache:${this.opts.cacheFile} (saved ${cache.savedAt})`, rejected.length, resources);
-      this.inForce = policies;
     } catch (err) {
       this.log.error({ err: (err as Error).message, cacheFile: this.opts.cacheFile }, "could not read the policy cache file");
     }
