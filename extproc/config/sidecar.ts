@@ -34,6 +34,7 @@ export const SIDECAR_FLAGS = [
   { key: "decisionLog", flag: "decision-log", type: "string", default: "", help: "Write one JSON line per decision to `stdout` or to this file path; empty: off." },
   { key: "decisionLogSample", flag: "decision-log-sample", type: "ratio", default: 1, help: "Share of allowed requests logged, 0 to 1 (local replies — deny, abort, rate limit, not ready — and shadow denies are always logged)." },
   { key: "decisionLogHeaders", flag: "decision-log-headers", type: "string", default: "", help: "Comma-separated request header names to log; no header is logged unless listed." },
+  { key: "decisionLogQuery", flag: "decision-log-query", type: "bool", default: false, help: "Log request paths with their query string (off: the query string, where tokens travel, is cut)." },
   { key: "decisionLogMaxBytes", flag: "decision-log-max-bytes", type: "int", default: 100 * 1024 * 1024, min: 4096, help: "Rotate the decision-log file when the next write would pass this size (PATH → PATH.1 → …)." },
   { key: "decisionLogMaxFiles", flag: "decision-log-max-files", type: "int", default: 3, min: 1, help: "Rotated decision-log files kept (PATH.1 … PATH.N)." },
   { key: "decisionLogBufferBytes", flag: "decision-log-buffer-bytes", type: "int", default: 4 * 1024 * 1024, min: 1024, help: "Decision-log bytes held while the writer catches up; lines past it are dropped and counted (meshext_decision_log_dropped_total)." },
