@@ -137,7 +137,14 @@ export class RotatingFileSink implements LineSink {
   async write(chunk: Buffer): Promise<void> {
     if (this.handle === undefined) await this.open();
     if (this.size > 0 && this.size + chunk.length > this.maxBytes) await this.rotate();
-    await writeAll(this.handle!.fd, chunk);
+    try {
+      await writeAll(this.handle!.fd, chunk);
+    } catch (err) {
+      // A write that failed part-way (disk full) leaves part of a line: cut the file back to its last whole
+      // line, so the chunk is dropped whole and counted as exactly its lines.
+      await this.handle?.truncate(this.size).catch(() => {});
+      throw err;
+    }
     this.size += chunk.length;
   }
 
