@@ -15,7 +15,7 @@ import { parseYamlSafe, decodeUtf8, type BodyLimits } from "./safety.js";
 import type { ResourceStore } from "./store.js";
 import { listReply } from "./paging.js";
 import { routeMeshes } from "./mesh-routes.js";
-import { nameViolations, validateResource } from "./validate.js";
+import { meshNameViolations, nameViolations, validateResource } from "./validate.js";
 import type { ChangeNotifier } from "./watch.js";
 
 export interface ApiRequest {
@@ -148,7 +148,7 @@ function getOne(ctx: RouteContext, type: ResourceType, mesh: string, name: strin
 }
 
 async function put(ctx: RouteContext, req: ApiRequest, type: ResourceType, mesh: string, name: string): Promise<ApiReply> {
-  const pathViolations = [...nameViolations("mesh", mesh), ...nameViolations("name", name)];
+  const pathViolations = [...meshNameViolations("mesh", mesh), ...nameViolations("name", name)];
   if (pathViolations.length) throw badRequest("invalid mesh or name in the URL", pathViolations);
   const doc = parseYamlSafe(decodeUtf8(await req.body()), ctx.limits);
   const violations = validateResource(type, mesh, name, doc, ctx.kumaVersion);
