@@ -49,6 +49,12 @@ export interface SyncStatus {
   mode: "long-poll" | "poll";
 }
 
+/** A long-poll round answered faster than this was not held by the server. */
+export const IMMEDIATE_ROUND_MS = 1000;
+/** Pause after the second immediate round in a row; it doubles with each further one, up to MAX_WATCH_PACE_MS. */
+export const FIRST_WATCH_PACE_MS = 100;
+export const MAX_WATCH_PACE_MS = 5000;
+
 export function createHttpPolicySource(opts: HttpPolicySourceOptions): HttpPolicySource {
   return new HttpPolicySource(opts);
 }
@@ -119,11 +125,31 @@ export class HttpPolicySource implements PolicySource {
         etags = undefined;
         continue;
       }
+      const roundStartedMs = Date.now();
       const outcome = await this.watch(etags);
+      await this.pace(Date.now() - roundStartedMs, outcome);
       if (outcome === "unchanged") continue;
       etags = undefined; // changed, unsupported or failed: list everything again
       if (outcome === "failed") await this.sleep(this.retryDelay());
     }
+  }
+
+  private immediateRounds = 0;
+
+  /**
+   * A long-poll the server answers at once, again and again (304 without holding it, or a new ETag on every
+   * request), would make this loop a busy one: from the second such round on, the next waits 100 ms,
+   * doubling up to MAX_WATCH_PACE_MS. A round the server held (or a failure, which backs off anyway) resets it.
+   */
+  private async pace(roundMs: number, outcome: "changed" | "unchanged" | "failed"): Promise<void> {
+    if (outcome === "failed" || roundMs >= IMMEDIATE_ROUND_MS) {
+      this.immediateRounds = 0;
+      return;
+    }
+    this.immediateRounds++;
+    if (this.immediateRounds < 2) return;
+    this.metrics.watchPaced.inc();
+    await this.sleep(Math.min(MAX_WATCH_PACE_MS, FIRST_WATCH_PACE_MS * 2 ** (this.immediateRounds - 2)));
   }
 
   /**
