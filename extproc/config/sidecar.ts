@@ -13,7 +13,7 @@ export const SIDECAR_FLAGS = [
   { key: "policies", flag: "policies", type: "path", default: "", help: "Directory of Kuma policy YAML/JSON files to load and follow (instead of a control plane)." },
   { key: "controlPlane", flag: "control-plane", type: "url", default: "", help: "Kuma (or embedded) control plane REST API URL to fetch policies from." },
   { key: "controlPlaneToken", flag: "control-plane-token", type: "string", default: "", help: "Bearer token for the control plane API." },
-  { key: "controlPlaneMaxListBytes", flag: "control-plane-max-list-bytes", type: "int", default: 32 << 20, min: 1024, help: "Most bytes read from the control plane for one policy kind (all pages of its list): a larger answer fails the sync and the last good set stays." },
+  { key: "controlPlaneMaxListBytes", flag: "control-plane-max-list-bytes", type: "int", default: 32 << 20, min: 1024, help: "Most bytes read from the control plane in one sync (every kind's list, all pages together): a larger answer fails the sync and the last good set stays." },
   { key: "pollIntervalMs", flag: "poll-interval", type: "duration", default: 5000, min: 100, help: "How often policies are fetched from the control plane (jitter added)." },
   { key: "policyCacheFile", flag: "policy-cache-file", type: "path", default: "", help: "File holding the last good policy set, used when the control plane is down at start; empty disables it." },
   { key: "kumaVersion", flag: "kuma-version", type: "string", default: "", help: "Kuma release whose policy semantics to follow (2.5 to 2.14, e.g. 2.14 or 2.14.3). Empty: the version the --control-plane reports at GET /, else 2.14." },

@@ -8,7 +8,7 @@ import type { Logger } from "../log.js";
 import type { Policy } from "../policy/parse.js";
 import { Backoff, withJitter } from "./backoff.js";
 import { readPolicyCache, writePolicyCache } from "./cache-file.js";
-import { KumaClient, SyncError } from "./kuma-client.js";
+import { KumaClient, SyncError, syncBudget } from "./kuma-client.js";
 import { keepLastGoodBy, keptLastGoodFor, kindAndName, withFailClosedMeshes } from "./last-good.js";
 import { PolicySourceMetrics } from "./metrics.js";
 import { FETCHED_TYPES, isOptionalType, validateFetched } from "./resource-set.js";
@@ -30,7 +30,7 @@ export interface HttpPolicySourceOptions {
   cacheFile?: string;
   /** @default 10000 */
   requestTimeoutMs?: number;
-  /** Most bytes read for one list of one kind (all pages together). */
+  /** Most bytes read by one sync (every kind's list, all pages together). */
   maxListBytes: number;
   apply: ApplyPolicies;
   /** Whose validation rules decide which policies load. @default the engine default (2.14) */
@@ -159,7 +159,10 @@ export class HttpPolicySource implements PolicySource {
   private async syncOnce(): Promise<Map<string, string> | null | undefined> {
     this.metrics.attempts.inc();
     try {
-      const read = FETCHED_TYPES.map(async (t) => ({ type: t, list: await this.client.listAll(t, this.inflight.signal, isOptionalType(t)) }));
+      // One byte and page budget for the whole sync: the lists are read in parallel, so a budget per list
+      // would let one sync hold every kind's limit at once.
+      const budget = syncBudget(this.opts.maxListBytes);
+      const read = FETCHED_TYPES.map(async (t) => ({ type: t, list: await this.client.listAll(t, this.inflight.signal, isOptionalType(t), budget) }));
       const lists = (await Promise.all(read)).filter((l) => !l.list.missing);
       this.applyIfChanged(lists.flatMap((l) => l.list.items));
       this.recordSuccess();
