@@ -11,7 +11,7 @@ import { readPolicyCache, writePolicyCache } from "./cache-file.js";
 import { KumaClient, SyncError, syncBudget } from "./kuma-client.js";
 import { keepLastGoodBy, keptLastGoodFor, kindAndName, withFailClosedMeshes } from "./last-good.js";
 import { PolicySourceMetrics } from "./metrics.js";
-import { FETCHED_TYPES, isOptionalType, validateFetched } from "./resource-set.js";
+import { FETCHED_TYPES, isOptionalType, MAX_ITEM_DEPTH, nestsDeeperThan, validateFetched } from "./resource-set.js";
 import type { KumaVersion } from "../policy/kuma-version.js";
 import type { MeshResources } from "../policy/resources.js";
 import type { ApplyPolicies, PolicySource, RejectedPolicy } from "./source.js";
@@ -212,12 +212,21 @@ export class HttpPolicySource implements PolicySource {
    * version of a Deny or of the Mesh never turns into an allow, and a list of nothing but invalid items never
    * empties the set; a rejected Mesh with no good version counts as mTLS on.
    */
-  private applyIfChanged(items: Resource[]): void {
-    const fingerprint = createHash("sha256").update(JSON.stringify(items.map(stripVolatile))).digest("hex");
+  private applyIfChanged(all: Resource[]): void {
+    // An item nested deeper than any policy is rejected before anything walks it recursively (hashing,
+    // validation): one such item must not fail the whole sync.
+    const tooDeep = all.filter((item) => nestsDeeperThan(item));
+    const items = tooDeep.length === 0 ? all : all.filter((item) => !tooDeep.includes(item));
+    const deepRejected = tooDeep.map((item) => ({
+      ...(typeof item.type === "string" ? { kind: item.type } : {}),
+      ...(typeof item.name === "string" ? { name: item.name } : {}),
+      violations: [{ field: "document", message: `nests deeper than ${MAX_ITEM_DEPTH} levels` }],
+    }));
+    const fingerprint = createHash("sha256").update(JSON.stringify([items.map(stripVolatile), deepRejected])).digest("hex");
     if (fingerprint === this.fingerprint) return;
     const sourceOf = (item: Resource) => `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`;
     const fresh = validateFetched(items, this.opts.mesh, this.opts.kumaVersion, sourceOf);
-    const refused = fresh.rejected;
+    const refused = [...fresh.rejected, ...deepRejected];
     // Last good versions are kept item by item, policies and resources alike (an invalid new Mesh keeps the
     // old Mesh: mTLS stays on), then read again like the fresh ones.
     const itemKey = (item: Resource) => kindAndName(item.type, item.name);

@@ -1,5 +1,6 @@
 // One memory budget per sync: the kinds are listed in parallel, so the byte limit holds for all of them
-// together (not per kind), and a `next` chain that never cycles stops at a bounded number of pages.
+// together (not per kind), a `next` chain that never cycles stops at a bounded number of pages, and one
+// item nested 100 000 deep is rejected while the rest apply.
 import test from "ava";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -43,4 +44,25 @@ test("sync budget › given a `next` chain that never cycles (offset+1), when th
   t.is(source.status.lastError?.reason, "bad_response");
   t.regex(source.status.lastError?.message ?? "", /more than \d+ pages/);
   t.true(cp.requests() <= MAX_PAGES_PER_SYNC + 20, `${cp.requests()} requests`);
+});
+
+test("sync budget › given one item nested 100 000 deep among good ones, when the source syncs, then that item is rejected and the rest apply", async (t) => {
+  const good = { type: "MeshTrafficPermission", mesh: "default", name: "allow", spec: { targetRef: { kind: "Mesh" }, from: [{ targetRef: { kind: "Mesh" }, default: { action: "Allow" } }] } };
+  const page = '{"total": 2, "next": null, "items": [' + JSON.stringify(good) + "," + '{"type":"MeshTrafficPermission","mesh":"default","name":"deep","spec":{"deep":' + "[".repeat(100_000) + '"x"' + "]".repeat(100_000) + "}}]}";
+  const server = createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    res.writeHead(200, { "content-type": "application/json" }).end(path.endsWith("/meshtrafficpermissions") ? page : '{"total":0,"items":[],"next":null}');
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const { source, names } = sourceFor(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  t.teardown(() => source.stop());
+  await source.start();
+  t.is(source.status.lastError, undefined, JSON.stringify(source.status.lastError));
+  t.deepEqual(names(), ["allow"]);
+  t.like(source.rejected[0], { kind: "MeshTrafficPermission", name: "deep" });
+  t.regex(JSON.stringify(source.rejected[0]?.violations), /nests deeper than 64 levels/);
 });
