@@ -15,9 +15,13 @@ export async function writeFileAtomic(path: string, data: string | Buffer): Prom
   try {
     await fh.writeFile(data);
     await fh.sync();
-  } finally {
-    await fh.close();
+  } catch (err) {
+    // A full disk fails here: the temp file goes, the target keeps its old version.
+    await fh.close().catch(() => {});
+    await unlink(tmp).catch(() => {});
+    throw err;
   }
+  await fh.close();
   try {
     await rename(tmp, path);
   } catch (err) {

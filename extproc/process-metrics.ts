@@ -1,7 +1,8 @@
 // prom-client's default process and event-loop metrics under the meshext_ prefix (or another), minus the
 // three gauges it names with a "_total" suffix (promtool rejects those; the same counts stay
 // available, by type, as meshext_nodejs_active_{handles,requests,resources}).
-import { collectDefaultMetrics, type Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, type Registry } from "prom-client";
+import { logWriteErrors } from "./log.js";
 
 export const METRIC_PREFIX = "meshext_";
 
@@ -17,4 +18,13 @@ const MISNAMED_GAUGES = ["nodejs_active_handles_total", "nodejs_active_requests_
 export function collectProcessMetrics(registry: Registry, prefix = METRIC_PREFIX): void {
   collectDefaultMetrics({ register: registry, prefix, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   for (const name of MISNAMED_GAUGES) registry.removeSingleMetric(prefix + name);
+  new Counter({
+    name: `${prefix}log_write_errors_total`,
+    help: "Process-log writes that failed (stdout closed or broken: its reader went away); those lines are lost, the process carries on.",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(logWriteErrors.count);
+    },
+  });
 }

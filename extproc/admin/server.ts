@@ -43,6 +43,9 @@ export interface AdminServerOptions {
   adminToken?: string;
 }
 
+/** How long close() lets requests in progress finish before cutting every admin connection. */
+export const ADMIN_CLOSE_GRACE_MS = 1000;
+
 export class AdminServer {
   private readonly routes = new Map<string, { handler: AdminHandler; access: AdminAccess }>();
   private readonly server: Server;
@@ -85,11 +88,19 @@ export class AdminServer {
     return this.server.address() as AddressInfo;
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stops listening and closes keep-alive connections at once; connections still open after `graceMs` —
+   * ones that never sent a request, or are stuck mid-request (slow headers or body) — are cut, so an exit
+   * is never held up by a peer.
+   */
+  async close(graceMs = ADMIN_CLOSE_GRACE_MS): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeIdleConnections();
+      timer = setTimeout(() => this.server.closeAllConnections(), graceMs);
     });
+    clearTimeout(timer);
   }
 
   /** Ends open (e.g. long-polling) connections now. */

@@ -1,9 +1,8 @@
 // Declarative command-line flags: one table per command gives each flag its type, default,
 // environment variable and help; resolve() merges defaults < config file < env < argv.
 import { readFileSync } from "node:fs";
-import { parse as parseYaml } from "yaml";
 import { type KumaVersion, parseKumaVersion } from "../kuma-rest/kuma-version.js";
-import { yamlLimitViolation } from "../policy/documents/yaml-limits.js";
+import { parseYamlBounded, yamlLimitViolation } from "../policy/documents/yaml-limits.js";
 import { parseDurationMs } from "./duration.js";
 
 export type FlagType = "string" | "int" | "ratio" | "duration" | "bool" | "hostport" | "url" | "enum" | "path";
@@ -121,7 +120,7 @@ function readConfigFile(path: string, specs: readonly FlagSpec[]): Map<FlagSpec,
   if (tooComplex) throw new ConfigError(`--config: ${path} ${tooComplex}`);
   let doc: unknown;
   try {
-    doc = parseYaml(text, { maxAliasCount: 0 });
+    doc = parseYamlBounded(text, { maxAliasCount: 0 });
   } catch (err) {
     throw new ConfigError(`--config: ${path} is not valid YAML or JSON: ${(err as Error).message}`);
   }

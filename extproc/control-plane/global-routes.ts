@@ -5,7 +5,7 @@ import { badRequest, invalidResource, methodNotAllowed, notFound } from "./probl
 import { listReply } from "./paging.js";
 import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
 import { decodeUtf8, parseYamlSafe } from "./safety.js";
-import { nameViolations, validateGlobalResource } from "./validate.js";
+import { meshNameViolations, nameViolations, validateGlobalResource } from "./validate.js";
 
 /** Serves /{type.plural} (name undefined) and /{type.plural}/{name}. */
 export async function routeGlobal(ctx: RouteContext, req: ApiRequest, type: ResourceType, name: string | undefined): Promise<ApiReply> {
@@ -20,7 +20,7 @@ export async function routeGlobal(ctx: RouteContext, req: ApiRequest, type: Reso
 }
 
 async function put(ctx: RouteContext, req: ApiRequest, type: ResourceType, name: string): Promise<ApiReply> {
-  const pathViolations = nameViolations("name", name);
+  const pathViolations = type.kind === "Mesh" ? meshNameViolations("name", name) : nameViolations("name", name);
   if (pathViolations.length) throw badRequest("invalid name in the URL", pathViolations);
   const doc = parseYamlSafe(decodeUtf8(await req.body()), ctx.limits);
   const violations = validateGlobalResource(type, name, doc);

@@ -13,7 +13,7 @@ import { ApiError, badRequest, invalidResource, methodNotAllowed, notFound, unau
 import { parseYamlSafe, decodeUtf8 } from "./safety.js";
 import { listReply } from "./paging.js";
 import { routeMeshes } from "./mesh-routes.js";
-import { nameViolations, validateResource } from "./validate.js";
+import { meshNameViolations, nameViolations, validateResource } from "./validate.js";
 import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
 
 export type { ApiReply, ApiRequest, RouteContext };
@@ -120,7 +120,7 @@ function getOne(ctx: RouteContext, type: ResourceType, mesh: string, name: strin
 }
 
 async function put(ctx: RouteContext, req: ApiRequest, type: ResourceType, mesh: string, name: string): Promise<ApiReply> {
-  const pathViolations = [...nameViolations("mesh", mesh), ...nameViolations("name", name)];
+  const pathViolations = [...meshNameViolations("mesh", mesh), ...nameViolations("name", name)];
   if (pathViolations.length) throw badRequest("invalid mesh or name in the URL", pathViolations);
   const doc = parseYamlSafe(decodeUtf8(await req.body()), ctx.limits);
   const violations = validateResource(type, mesh, name, doc, ctx.kumaVersion);

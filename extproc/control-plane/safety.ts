@@ -1,8 +1,8 @@
 // Hostile-input guards for the control plane's request bodies: size limit, strict UTF-8, and a YAML
 // parse that refuses aliases, deep nesting, several documents and oversized node counts with a clear 400.
 import type { IncomingMessage } from "node:http";
-import { isAlias, isScalar, parseDocument, visit } from "yaml";
-import { YAML_LIMITS, yamlLimitViolation } from "../policy/documents/yaml-limits.js";
+import { isAlias, isScalar, visit } from "yaml";
+import { parseDocumentBounded, YAML_LIMITS, yamlLimitViolation } from "../policy/documents/yaml-limits.js";
 import { badRequest, payloadTooLarge } from "./problems.js";
 
 export interface BodyLimits {
@@ -88,7 +88,7 @@ export function parseYamlSafe(text: string, limits: BodyLimits = DEFAULT_BODY_LI
   let doc;
   try {
     // uniqueKeys is checked below in linear time: the library's check is quadratic in the keys of a mapping.
-    doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false });
+    doc = parseDocumentBounded(text, { prettyErrors: false, uniqueKeys: false }, limits);
   } catch (err) {
     throw badRequest(`request body is not valid YAML or JSON: ${(err as Error).message}`);
   }

@@ -108,7 +108,11 @@ async function handle(ctx: RouteContext, metrics: ControlPlaneMetrics, log: Logg
       reply = { status: err.status, headers: err.headers, body: err.body() };
     } else {
       log.error({ err, method: req.method, path: url.pathname }, "control-plane request failed");
-      reply = { status: 500, body: new ApiError(500, "Internal Server Error", (err as Error).message).body() };
+      // A full disk (or quota) is the server's storage, not a bug: 507, and the stored version is unchanged.
+      const code = (err as NodeJS.ErrnoException).code;
+      reply = code === "ENOSPC" || code === "EDQUOT"
+        ? { status: 507, body: new ApiError(507, "Insufficient Storage", `the control plane's data directory is full: ${(err as Error).message}`).body() }
+        : { status: 500, body: new ApiError(500, "Internal Server Error", (err as Error).message).body() };
     }
   }
   if (res.destroyed) return;

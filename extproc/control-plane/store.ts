@@ -4,11 +4,11 @@
 import { EventEmitter } from "node:events";
 import { mkdir, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { stringify as stringifyYaml } from "yaml";
 import { removeFileDurable, TEMP_PREFIX, writeFileAtomic } from "../atomic-file.js";
 import { ALL_TYPES, GLOBAL_TYPES, type GlobalResource, NAME_PATTERN, type Resource, type ResourceType } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
-import { yamlLimitViolation } from "../policy/documents/yaml-limits.js";
+import { parseYamlBounded, yamlLimitViolation } from "../policy/documents/yaml-limits.js";
 
 const FILE_HEADER = "# Managed by the meshext control plane. Edits here are read at its next start; prefer PUT through the API.\n";
 
@@ -190,7 +190,7 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
       const text = await readFile(path, "utf8");
       const tooComplex = yamlLimitViolation(text);
       if (tooComplex) throw new Error(`document ${tooComplex}`);
-      const doc = parseYaml(text, { maxAliasCount: 0 }) as Resource | null;
+      const doc = parseYamlBounded(text, { maxAliasCount: 0 }) as Resource | null;
       if (!doc || typeof doc !== "object" || Array.isArray(doc)) throw new Error("not a YAML mapping");
       if (doc.type !== type.kind || doc.name !== name || doc.mesh !== mesh) {
         throw new Error(`type/mesh/name must be ${type.kind}/${mesh ?? "(none)"}/${name} to live at this path`);

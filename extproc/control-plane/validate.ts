@@ -30,6 +30,16 @@ export function nameViolations(field: string, value: string): Violation[] {
   return [];
 }
 
+/**
+ * A mesh name is also a directory (`meshes/{mesh}/`) beside the Mesh files (`meshes/{name}.yaml`): a mesh
+ * named `coll.yaml` would collide with the Mesh `coll`, so names ending in `.yaml` are refused.
+ */
+export function meshNameViolations(field: string, value: string): Violation[] {
+  const base = nameViolations(field, value);
+  if (base.length > 0 || !value.endsWith(".yaml")) return base;
+  return [{ field, message: "must not end in .yaml: the control plane stores Mesh `x` as the file x.yaml beside the directory of mesh `x.yaml`" }];
+}
+
 /** Every violation of a resource PUT at /meshes/{mesh}/{type.plural}/{name} (policies by `kumaVersion`'s rules); empty means valid. */
 export function validateResource(type: ResourceType, mesh: string, name: string, doc: unknown, kumaVersion?: KumaVersion): Violation[] {
   if (!isObj(doc)) return [{ field: "", message: "must be a mapping with type, mesh, name" }];

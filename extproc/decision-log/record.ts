@@ -37,16 +37,18 @@ export function shouldWrite(decision: Decision, sample: number, random: () => nu
   return sample >= 1 || (sample > 0 && random() < sample);
 }
 
-/** The record of one decision; only headers named in `headers` (lower case) are copied. Fields are assigned in
- * this order (it is the line's order) without spreads: this runs for every logged request. */
-export function decisionRecord(facts: RequestFacts, decision: Decision, latencyMs: number, timeMs: number, headers: readonly string[]): DecisionRecord {
+/** The record of one decision; only headers named in `headers` (lower case) are copied, and the path loses its
+ * query string (tokens travel there) unless `withQuery`. Fields are assigned in this order (it is the line's
+ * order) without spreads: this runs for every logged request. */
+export function decisionRecord(facts: RequestFacts, decision: Decision, latencyMs: number, timeMs: number, headers: readonly string[], withQuery = false): DecisionRecord {
   const e = decision.explain;
   const audit = decision.audit?.();
   const record = { time: new Date(timeMs).toISOString() } as DecisionRecord;
   if (facts.requestId !== undefined) record.requestId = facts.requestId;
   record.direction = facts.direction;
   record.method = facts.method;
-  record.path = facts.path;
+  const query = withQuery ? -1 : facts.path.indexOf("?");
+  record.path = query === -1 ? facts.path : facts.path.slice(0, query);
   record.authority = facts.authority;
   if (audit?.client) record.client = audit.client;
   record.matched = audit?.matched ?? (e.policy ? [`${e.kind}/${e.policy}${e.rule ? " " + e.rule : ""}`] : []);

@@ -16,7 +16,7 @@ export interface DecisionRecorder {
   close(): Promise<void>;
 }
 
-type DecisionLogConfig = Pick<SidecarConfig, "decisionLog" | "decisionLogSample" | "decisionLogHeaders" | "decisionLogMaxBytes" | "decisionLogMaxFiles" | "decisionLogBufferBytes">;
+type DecisionLogConfig = Pick<SidecarConfig, "decisionLog" | "decisionLogSample" | "decisionLogHeaders" | "decisionLogMaxBytes" | "decisionLogMaxFiles" | "decisionLogBufferBytes"> & Partial<Pick<SidecarConfig, "decisionLogQuery">>;
 
 /** Undefined when --decision-log is empty; throws ConfigError when the file cannot be opened. */
 export async function startDecisionLog(config: DecisionLogConfig, registry: Registry, log: Logger, random: () => number = Math.random, nowMs: () => number = Date.now): Promise<DecisionRecorder | undefined> {
@@ -43,12 +43,13 @@ export async function startDecisionLog(config: DecisionLogConfig, registry: Regi
   });
   const headers = decisionLogHeaderNames(config);
   const sample = config.decisionLogSample;
+  const withQuery = config.decisionLogQuery ?? false;
   return {
     record(facts, decision, latencyMs) {
       // On the request path: whatever goes wrong here is counted, never thrown into the stream handler.
       try {
         if (!shouldWrite(decision, sample, random)) return;
-        writer.push(JSON.stringify(decisionRecord(facts, decision, latencyMs, nowMs(), headers)));
+        writer.push(JSON.stringify(decisionRecord(facts, decision, latencyMs, nowMs(), headers, withQuery)));
       } catch {
         metrics.dropped.inc({ reason: "format_error" });
       }

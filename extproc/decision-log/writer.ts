@@ -1,7 +1,7 @@
 // Writes log lines without ever blocking the caller: push() only appends to a bounded in-memory queue,
 // which asynchronous writes drain to a sink (stdout's file descriptor, or a file that rotates at a size
 // limit). A line that does not fit in the queue, or whose write fails, is dropped and reported.
-import { write as fdWrite } from "node:fs";
+import { constants, write as fdWrite } from "node:fs";
 import { open, rename, type FileHandle } from "node:fs/promises";
 import type { DropReason } from "./metrics.js";
 
@@ -123,9 +123,13 @@ export class RotatingFileSink implements LineSink {
 
   async open(): Promise<void> {
     try {
-      this.handle = await open(this.path, "a");
+      // Non-blocking: opening a FIFO for writing would wait for a reader forever; this way it fails (ENXIO)
+      // now, and a FIFO with a reader takes EAGAIN retries (writeAll). Regular files ignore the flag.
+      this.handle = await open(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK, 0o666);
       this.size = (await this.handle.stat()).size;
     } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENXIO") throw new Error(`--decision-log: ${this.path} is a FIFO with no reader (start its reader first)`);
       throw new Error(`--decision-log: cannot open ${this.path} for appending: ${(err as Error).message}`);
     }
   }
@@ -133,7 +137,14 @@ export class RotatingFileSink implements LineSink {
   async write(chunk: Buffer): Promise<void> {
     if (this.handle === undefined) await this.open();
     if (this.size > 0 && this.size + chunk.length > this.maxBytes) await this.rotate();
-    await writeAll(this.handle!.fd, chunk);
+    try {
+      await writeAll(this.handle!.fd, chunk);
+    } catch (err) {
+      // A write that failed part-way (disk full) leaves part of a line: cut the file back to its last whole
+      // line, so the chunk is dropped whole and counted as exactly its lines.
+      await this.handle?.truncate(this.size).catch(() => {});
+      throw err;
+    }
     this.size += chunk.length;
   }
 

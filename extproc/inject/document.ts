@@ -1,8 +1,8 @@
 // Reads the input (JSON, or YAML with any number of documents) and writes it back with edits,
 // keeping what is not edited: untouched YAML documents verbatim, edited ones through yaml's
 // Document API (comments, key order, quoting), JSON with its key order and indent.
-import { type Document, parseAllDocuments } from "yaml";
-import { yamlLimitViolation } from "../policy/documents/yaml-limits.js";
+import type { Document } from "yaml";
+import { parseAllDocumentsBounded, yamlLimitViolation } from "../policy/documents/yaml-limits.js";
 import { applyJsonEdits, applyYamlEdits } from "./edits.js";
 import type { Edit } from "./plan.js";
 
@@ -61,8 +61,12 @@ function yamlStyle(text: string): { indent: number; indentSeq: boolean } {
 function parseYaml(text: string): ParseResult {
   const tooComplex = yamlLimitViolation(text);
   if (tooComplex) return { ok: false, message: `input ${tooComplex}` };
-  const parsed = parseAllDocuments(text);
-  const docs: Document[] = Array.isArray(parsed) ? parsed : [];
+  let docs: Document[];
+  try {
+    docs = parseAllDocumentsBounded(text);
+  } catch (err) {
+    return { ok: false, message: `input ${(err as Error).message}` };
+  }
   const values: unknown[] = [];
   for (const [i, doc] of docs.entries()) {
     if (doc.errors.length > 0) return { ok: false, message: `input document ${i + 1} is not valid YAML: ${doc.errors[0]!.message}` };

@@ -2,9 +2,9 @@
 // API (GET {url}/containerpatches/{name}, Kuma's path for resources outside any mesh).
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseAllDocuments } from "yaml";
 import { type ContainerPatch, parseContainerPatch } from "./container-patch.js";
 import type { Violation } from "./validate-container.js";
+import { parseAllDocumentsBounded, yamlLimitViolation } from "../policy/documents/yaml-limits.js";
 
 export type PatchLookup =
   | { status: "found"; patch: ContainerPatch }
@@ -45,8 +45,15 @@ export async function loadPatchDir(dir: string): Promise<ContainerPatchSource> {
   const byName = new Map<string, PatchLookup>();
   for (const file of files) {
     const path = join(dir, file);
-    const docs = parseAllDocuments(await readFile(path, "utf8"));
-    const docList = Array.isArray(docs) ? docs : [];
+    const text = await readFile(path, "utf8");
+    const tooComplex = yamlLimitViolation(text);
+    if (tooComplex) throw new PatchSourceError(`--patches: ${path} ${tooComplex}`);
+    let docList;
+    try {
+      docList = parseAllDocumentsBounded(text);
+    } catch (err) {
+      throw new PatchSourceError(`--patches: ${path} ${(err as Error).message}`);
+    }
     for (const doc of docList) {
       if (doc.errors.length > 0) throw new PatchSourceError(`--patches: ${path}: ${doc.errors[0]!.message}`);
       const raw: unknown = doc.toJS({ maxAliasCount: 0 });

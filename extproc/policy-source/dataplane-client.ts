@@ -40,6 +40,10 @@ export class HttpDataplaneClient implements DataplaneLifecycle {
   private timer: NodeJS.Timeout | undefined;
   private state: "online" | "draining" = "online";
   private heartbeatSupported = true;
+  /** Set by deregister(): from then on nothing registers the dataplane again. */
+  private leaving = false;
+  /** PUTs in flight: deregister() waits for them, or a PUT landing after the DELETE would leave a ghost Dataplane. */
+  private readonly puts = new Set<Promise<unknown>>();
   private readonly log: Logger;
   private readonly path: string;
 
@@ -63,9 +67,10 @@ export class HttpDataplaneClient implements DataplaneLifecycle {
   }
 
   async register(): Promise<void> {
+    if (this.leaving) return;
     this.state = "online";
     try {
-      await this.send("PUT", this.path, this.resource());
+      await this.put(this.resource());
       this.log.info({ controlPlane: this.opts.baseUrl }, "dataplane registered");
     } catch (err) {
       // The control plane may be down while we start: heartbeats retry and register again once it answers.
@@ -77,13 +82,16 @@ export class HttpDataplaneClient implements DataplaneLifecycle {
   async markDraining(): Promise<void> {
     this.state = "draining";
     if (this.heartbeatSupported) await this.heartbeat();
-    else await this.send("PUT", this.path, this.resource(true));
+    else await this.put(this.resource(true));
     this.log.info("dataplane reported draining");
   }
 
   async deregister(): Promise<void> {
+    this.leaving = true;
     clearTimeout(this.timer);
     this.timer = undefined;
+    // Deleted after any registration still in flight (each bounded by the request timeout) has landed.
+    await Promise.allSettled([...this.puts]);
     const res = await this.send("DELETE", this.path, undefined, [404]);
     this.log.info({ existed: res.status !== 404 }, "dataplane deregistered");
   }
@@ -106,18 +114,31 @@ export class HttpDataplaneClient implements DataplaneLifecycle {
   }
 
   private async heartbeat(): Promise<void> {
+    if (this.leaving) return;
     const res = await this.send("POST", `${this.path}/_heartbeat`, { state: this.state }, [404, 405]);
     if (res.ok) return;
     if (res.status === 404 && !(await this.registered())) {
       // Unknown dataplane (garbage-collected, or the control plane lost its data): register again.
+      if (this.leaving) return;
       this.log.warn("control plane does not know this dataplane; registering again");
-      await this.send("PUT", this.path, this.resource(this.state === "draining"));
+      await this.put(this.resource(this.state === "draining"));
       return;
     }
     // The dataplane exists but there is no heartbeat endpoint: Kuma, which tracks liveness through xDS.
     this.heartbeatSupported = false;
     this.log.info("control plane has no heartbeat endpoint (Kuma?); liveness is left to it");
-    if (this.state === "draining") await this.send("PUT", this.path, this.resource(true));
+    if (this.state === "draining" && !this.leaving) await this.put(this.resource(true));
+  }
+
+  /** PUT of the Dataplane, tracked until it settles (see `puts`). */
+  private put(resource: Record<string, unknown>): Promise<Response> {
+    const sent = this.send("PUT", this.path, resource);
+    this.puts.add(sent);
+    void sent.then(
+      () => this.puts.delete(sent),
+      () => this.puts.delete(sent),
+    );
+    return sent;
   }
 
   private async registered(): Promise<boolean> {

@@ -14,7 +14,7 @@ import { resourcesOf } from "../policy/documents/resources.js";
 import { policyKey, type Policy } from "../policy/model/types.js";
 import { parseInWorker } from "./parse-in-worker.js";
 import { digest, type FileJob, type FileOutcome, type FileState, readPolicyFile } from "./policy-file.js";
-import { kindAndName } from "./last-good.js";
+import { isFailClosed, keptLastGoodFor, kindAndName } from "./last-good.js";
 import type { ApplyPolicies, PolicySource, RejectedPolicy } from "./source.js";
 
 export interface SourceLog {
@@ -84,10 +84,14 @@ export class DirPolicySource implements PolicySource {
   get rejected(): RejectedPolicy[] {
     // Held policies and those dropped because they cannot select this dataplane (keys type/mesh/name) both count.
     const droppedKeys = (s: FileState) => (s.droppedCount > 0 ? s.dropped.split("\n").map((k) => k.split("/")) : []);
-    const inForce = new Set([...this.files.values()].flatMap((s) => [...s.held.map((p) => kindAndName(p.type, p.name)), ...droppedKeys(s).map(([type, , name]) => kindAndName(type, name))]));
-    return [...this.files.values()].flatMap((s) =>
-      s.rejected.map((r) => ({ ...r, keptLastGood: r.kind !== undefined && r.name !== undefined && inForce.has(kindAndName(r.kind, r.name)) })),
+    const inForce = new Set(
+      [...this.files.values()].flatMap((s) => [
+        ...s.held.map((p) => kindAndName(p.type, p.name)),
+        ...droppedKeys(s).map(([type, , name]) => kindAndName(type, name)),
+        ...s.resources.filter((r) => !isFailClosed(r)).map((r) => kindAndName(r.kind, r.name)),
+      ]),
     );
+    return [...this.files.values()].flatMap((s) => s.rejected.map((r) => ({ ...r, keptLastGood: keptLastGoodFor(r, inForce) })));
   }
 
   async start(): Promise<void> {
@@ -203,7 +207,7 @@ export class DirPolicySource implements PolicySource {
         next.set(file, prev);
         if (prev && prev.settled && prev.stamp === stamp) continue;
         changedBytes += Number(st.size);
-        jobs.push({ file, stamp, mtimeMs: Number(st.mtimeMs), ...(prev ? { prev: { digest: prev.digest, held: prev.held } } : {}), ...(dataplane ? { dataplane } : {}), ...(this.opts.kumaVersion ? { kumaVersion: this.opts.kumaVersion } : {}) });
+        jobs.push({ file, stamp, mtimeMs: Number(st.mtimeMs), ...(prev ? { prev: { digest: prev.digest, held: prev.held, resources: prev.resources } } : {}), ...(dataplane ? { dataplane } : {}), ...(this.opts.kumaVersion ? { kumaVersion: this.opts.kumaVersion } : {}) });
       } catch (err) {
         this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
         next.set(file, prev);

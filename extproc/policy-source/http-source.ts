@@ -8,10 +8,10 @@ import type { Logger } from "../log.js";
 import type { Policy } from "../policy/documents/parse.js";
 import { Backoff, withJitter } from "./backoff.js";
 import { readPolicyCache, writePolicyCache } from "./cache-file.js";
-import { KumaClient, SyncError } from "./kuma-client.js";
-import { keepLastGood, kindAndName } from "./last-good.js";
+import { KumaClient, SyncError, syncBudget } from "./kuma-client.js";
+import { keepLastGoodBy, keptLastGoodFor, kindAndName, withFailClosedMeshes } from "./last-good.js";
 import { PolicySourceMetrics } from "./metrics.js";
-import { FETCHED_TYPES, isOptionalType, validateFetched } from "./resource-set.js";
+import { FETCHED_TYPES, isOptionalType, MAX_ITEM_DEPTH, nestsDeeperThan, validateFetched } from "./resource-set.js";
 import type { KumaVersion } from "../policy/model/kuma-version.js";
 import type { MeshResources } from "../policy/documents/resources.js";
 import type { ApplyPolicies, PolicySource, RejectedPolicy } from "./source.js";
@@ -30,7 +30,7 @@ export interface HttpPolicySourceOptions {
   cacheFile?: string;
   /** @default 10000 */
   requestTimeoutMs?: number;
-  /** Most bytes read for one list of one kind (all pages together). */
+  /** Most bytes read by one sync (every kind's list, all pages together). */
   maxListBytes: number;
   apply: ApplyPolicies;
   /** Whose validation rules decide which policies load. @default the engine default (2.14) */
@@ -49,6 +49,12 @@ export interface SyncStatus {
   mode: "long-poll" | "poll";
 }
 
+/** A long-poll round answered faster than this was not held by the server. */
+export const IMMEDIATE_ROUND_MS = 1000;
+/** Pause after the second immediate round in a row; it doubles with each further one, up to MAX_WATCH_PACE_MS. */
+export const FIRST_WATCH_PACE_MS = 100;
+export const MAX_WATCH_PACE_MS = 5000;
+
 export function createHttpPolicySource(opts: HttpPolicySourceOptions): HttpPolicySource {
   return new HttpPolicySource(opts);
 }
@@ -62,8 +68,7 @@ export class HttpPolicySource implements PolicySource {
   private readonly log: Logger;
   private readonly origin: string;
   private loadedValue = false;
-  /** The set in force and the items it came from (by kind/name), for keeping last good versions. */
-  private inForce: Policy[] | undefined;
+  /** The items the set in force came from (by kind/name), for keeping last good versions. */
   private inForceItems = new Map<string, Resource>();
   private fingerprint: string | undefined;
   private stopped = false;
@@ -120,11 +125,31 @@ export class HttpPolicySource implements PolicySource {
         etags = undefined;
         continue;
       }
+      const roundStartedMs = Date.now();
       const outcome = await this.watch(etags);
+      await this.pace(Date.now() - roundStartedMs, outcome);
       if (outcome === "unchanged") continue;
       etags = undefined; // changed, unsupported or failed: list everything again
       if (outcome === "failed") await this.sleep(this.retryDelay());
     }
+  }
+
+  private immediateRounds = 0;
+
+  /**
+   * A long-poll the server answers at once, again and again (304 without holding it, or a new ETag on every
+   * request), would make this loop a busy one: from the second such round on, the next waits 100 ms,
+   * doubling up to MAX_WATCH_PACE_MS. A round the server held (or a failure, which backs off anyway) resets it.
+   */
+  private async pace(roundMs: number, outcome: "changed" | "unchanged" | "failed"): Promise<void> {
+    if (outcome === "failed" || roundMs >= IMMEDIATE_ROUND_MS) {
+      this.immediateRounds = 0;
+      return;
+    }
+    this.immediateRounds++;
+    if (this.immediateRounds < 2) return;
+    this.metrics.watchPaced.inc();
+    await this.sleep(Math.min(MAX_WATCH_PACE_MS, FIRST_WATCH_PACE_MS * 2 ** (this.immediateRounds - 2)));
   }
 
   /**
@@ -134,7 +159,10 @@ export class HttpPolicySource implements PolicySource {
   private async syncOnce(): Promise<Map<string, string> | null | undefined> {
     this.metrics.attempts.inc();
     try {
-      const read = FETCHED_TYPES.map(async (t) => ({ type: t, list: await this.client.listAll(t, this.inflight.signal, isOptionalType(t)) }));
+      // One byte and page budget for the whole sync: the lists are read in parallel, so a budget per list
+      // would let one sync hold every kind's limit at once.
+      const budget = syncBudget(this.opts.maxListBytes);
+      const read = FETCHED_TYPES.map(async (t) => ({ type: t, list: await this.client.listAll(t, this.inflight.signal, isOptionalType(t), budget) }));
       const lists = (await Promise.all(read)).filter((l) => !l.list.missing);
       this.applyIfChanged(lists.flatMap((l) => l.list.items));
       this.recordSuccess();
@@ -179,25 +207,46 @@ export class HttpPolicySource implements PolicySource {
   }
 
   /**
-   * Validates every item and applies the set if the items changed. A rejected item keeps its policy's last
-   * good version in force (an unidentifiable one keeps every previous policy), so a bad new version of a
-   * Deny never turns into an allow, and a list of nothing but invalid items never empties the set.
+   * Validates every item and applies the set if the items changed. A rejected item keeps its last good
+   * version in force, policy or resource (an unidentifiable one keeps every previous item), so a bad new
+   * version of a Deny or of the Mesh never turns into an allow, and a list of nothing but invalid items never
+   * empties the set; a rejected Mesh with no good version counts as mTLS on.
    */
-  private applyIfChanged(items: Resource[]): void {
-    const fingerprint = createHash("sha256").update(JSON.stringify(items.map(stripVolatile))).digest("hex");
+  private applyIfChanged(all: Resource[]): void {
+    // An item nested deeper than any policy is rejected before anything walks it recursively (hashing,
+    // validation): one such item must not fail the whole sync.
+    const tooDeep = all.filter((item) => nestsDeeperThan(item));
+    const items = tooDeep.length === 0 ? all : all.filter((item) => !tooDeep.includes(item));
+    const deepRejected = tooDeep.map((item) => ({
+      ...(typeof item.type === "string" ? { kind: item.type } : {}),
+      ...(typeof item.name === "string" ? { name: item.name } : {}),
+      violations: [{ field: "document", message: `nests deeper than ${MAX_ITEM_DEPTH} levels` }],
+    }));
+    const fingerprint = createHash("sha256").update(JSON.stringify([items.map(stripVolatile), deepRejected])).digest("hex");
     if (fingerprint === this.fingerprint) return;
-    const { policies: accepted, resources, good, rejected: refused } = validateFetched(items, this.opts.mesh, this.opts.kumaVersion, (item) => `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`);
+    const sourceOf = (item: Resource) => `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`;
+    const fresh = validateFetched(items, this.opts.mesh, this.opts.kumaVersion, sourceOf);
+    const refused = [...fresh.rejected, ...deepRejected];
+    // Last good versions are kept item by item, policies and resources alike (an invalid new Mesh keeps the
+    // old Mesh: mTLS stays on), then read again like the fresh ones.
+    const itemKey = (item: Resource) => kindAndName(item.type, item.name);
+    const keptItems = keepLastGoodBy(fresh.good, refused, this.inForceItems.size > 0 ? [...this.inForceItems.values()] : undefined, itemKey).slice(fresh.good.length);
+    const kept = validateFetched(keptItems, this.opts.mesh, this.opts.kumaVersion, sourceOf);
+    const policies = [...fresh.policies, ...kept.policies];
+    const resources: MeshResources = {
+      meshes: withFailClosedMeshes([...fresh.resources.meshes, ...kept.resources.meshes], refused) as MeshResources["meshes"],
+      services: [...fresh.resources.services, ...kept.resources.services],
+      identities: [...(fresh.resources.identities ?? []), ...(kept.resources.identities ?? [])],
+    };
     const goodItems = new Map<string, Resource>();
-    for (const item of good) goodItems.set(kindAndName(item.type, item.name), item);
-    const policies = keepLastGood(accepted, refused, this.inForce);
-    const keptKeys = new Set(policies.slice(accepted.length).map((p) => kindAndName(p.type, p.name)));
-    for (const key of keptKeys) goodItems.set(key, this.inForceItems.get(key)!);
+    for (const item of [...fresh.good, ...kept.good]) goodItems.set(itemKey(item), item);
+    const keptKeys = new Set(kept.good.map(itemKey));
     this.rejected = refused.map((r) => {
       const identified = r.kind !== undefined && r.name !== undefined;
       return {
         ...r,
         ...(identified ? { source: `${this.opts.baseUrl}/meshes/${this.opts.mesh}/${r.kind}/${r.name}` } : {}),
-        keptLastGood: identified ? keptKeys.has(kindAndName(r.kind, r.name)) : keptKeys.size > 0,
+        keptLastGood: keptLastGoodFor(r, keptKeys),
       };
     });
     for (const r of this.rejected) {
@@ -207,7 +256,6 @@ export class HttpPolicySource implements PolicySource {
       );
     }
     this.commit(policies, this.origin, refused.length, resources);
-    this.inForce = policies;
     this.inForceItems = goodItems;
     this.fingerprint = fingerprint;
     if (this.opts.cacheFile) {
@@ -236,7 +284,6 @@ export class HttpPolicySource implements PolicySource {
       const { policies, resources, good, rejected } = validateFetched(cache.items as Resource[], this.opts.mesh, this.opts.kumaVersion);
       for (const item of good) this.inForceItems.set(kindAndName(item.type, item.name), item);
       this.commit(policies, `cache:${this.opts.cacheFile} (saved ${cache.savedAt})`, rejected.length, resources);
-      this.inForce = policies;
     } catch (err) {
       this.log.error({ err: (err as Error).message, cacheFile: this.opts.cacheFile }, "could not read the policy cache file");
     }

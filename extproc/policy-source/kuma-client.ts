@@ -41,7 +41,20 @@ export interface ListResult {
   missing?: boolean;
 }
 
-const MAX_PAGES = 10_000;
+/** Most list pages one sync reads, every kind together: a `next` chain that never cycles (offset+1) ends here. */
+export const MAX_PAGES_PER_SYNC = 2000;
+
+/** What one sync may still read, shared by every list of it (they are fetched in parallel). */
+export interface SyncBudget {
+  left: number;
+  limit: number;
+  pagesLeft: number;
+}
+
+/** A fresh budget for one sync: `maxListBytes` for all its lists together. */
+export function syncBudget(maxListBytes: number): SyncBudget {
+  return { left: maxListBytes, limit: maxListBytes, pagesLeft: MAX_PAGES_PER_SYNC };
+}
 
 export class KumaClient {
   constructor(private readonly opts: KumaClientOptions) {}
@@ -60,13 +73,12 @@ export class KumaClient {
    * missing list. At most maxListBytes are read (all pages together), and a `next` link leading back to a page
    * already read is an error, not a loop.
    */
-  async listAll(type: ResourceType, signal?: AbortSignal, optional = false): Promise<ListResult> {
+  async listAll(type: ResourceType, signal?: AbortSignal, optional = false, budget: SyncBudget = syncBudget(this.opts.maxListBytes)): Promise<ListResult> {
     let url = this.listUrl(type);
     const items: Resource[] = [];
     const seen = new Set<string>();
-    const budget = { left: this.opts.maxListBytes, limit: this.opts.maxListBytes };
     let etag: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
+    for (let page = 0; budget.pagesLeft-- > 0; page++) {
       seen.add(url.toString());
       const res = await this.request(url, {}, this.opts.requestTimeoutMs ?? 10_000, signal);
       if (res.status === 404 && optional && page === 0) {
@@ -87,7 +99,7 @@ export class KumaClient {
       }
       url = following;
     }
-    throw new SyncError("bad_response", `${url.pathname}: more than ${MAX_PAGES} pages`);
+    throw new SyncError("bad_response", `${url.pathname}: the sync read more than ${MAX_PAGES_PER_SYNC} pages (all lists together)`);
   }
 
   /**

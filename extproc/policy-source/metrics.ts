@@ -12,6 +12,7 @@ export class PolicySourceMetrics {
   readonly inForce: Gauge<"kind">;
   readonly rejected: Gauge;
   readonly rejectedTotal: Counter;
+  readonly watchPaced: Counter;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -22,6 +23,7 @@ export class PolicySourceMetrics {
     for (const reason of SYNC_ERROR_REASONS) this.errors.inc({ reason }, 0);
     this.inForce = new Gauge({ name: "meshext_control_plane_policies", help: "Policies in force from the control plane, by kind.", labelNames: ["kind"], registers });
     this.rejected = new Gauge({ name: "meshext_control_plane_rejected_policies", help: "Policies in the current control-plane set that failed validation and are not applied.", registers });
+    this.watchPaced = new Counter({ name: "meshext_control_plane_watch_paced_total", help: "Long-poll rounds held back because the control plane answered the previous ones at once (304 or a new ETag without waiting).", registers });
     this.rejectedTotal = new Counter({ name: "meshext_control_plane_rejected_policies_total", help: "Policies rejected by validation, counted each time a changed set is applied.", registers });
   }
 }

@@ -1,4 +1,4 @@
-// One file of a policy directory: read, parse, validate, keep last good versions of rejected policies, and
+// One file of a policy directory: read, parse, validate, keep last good versions of rejected policies and resources, and
 // hold only what might select this dataplane. Runs on the main thread or in parse-worker.ts (no logging here).
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -10,7 +10,7 @@ import { parsePolicyTextAsync, type Rejected } from "../policy/documents/parse.j
 import type { Resource } from "../policy/documents/resources.js";
 import { mightSelect } from "../policy/selection/select.js";
 import { policyKey, type Policy } from "../policy/model/types.js";
-import { keepLastGood } from "./last-good.js";
+import { keepLastGood, keepLastGoodBy, kindAndName, withFailClosedMeshes } from "./last-good.js";
 
 /** A read this long after a file's mtime saw its final content for that mtime (coarse-timestamp filesystems included). */
 const SETTLED_AFTER_WRITE_MS = 2000;
@@ -36,7 +36,7 @@ export interface FileJob {
   file: string;
   stamp: string;
   mtimeMs: number;
-  prev?: { digest: string; held: Policy[] };
+  prev?: { digest: string; held: Policy[]; resources?: Resource[] };
   dataplane?: Dataplane;
   /** Whose validators and selection rules apply. @default the engine default (2.14) */
   kumaVersion?: KumaVersion;
@@ -61,13 +61,15 @@ export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): 
     if (job.prev?.digest === textDigest) return { unchanged: { stamp: job.stamp, settled } };
     const parsed = await parsePolicyTextAsync(bytes.toString("utf8"), job.file, pause, { kumaVersion: job.kumaVersion });
     const policies = dedupe(keepLastGood(parsed.policies, parsed.rejected, job.prev?.held)).policies;
+    // Resources keep their last good versions too; a rejected Mesh with none counts as mTLS on.
+    const resources = withFailClosedMeshes(keepLastGoodBy(parsed.resources, parsed.rejected, job.prev?.resources, (r) => kindAndName(r.kind, r.name)), parsed.rejected) as Resource[];
     // What is held is copied out of the file's text (policy/documents/compact.ts), or else it would keep the whole text alive.
     const strings = new StringTable();
     const dp = job.dataplane;
     const keep = (p: Policy) => !dp || mightSelect(p, dp, job.kumaVersion);
     const held = policies.filter(keep).map((p) => compact(p, strings));
     const dropped = policies.filter((p) => !keep(p)).map(policyKey);
-    const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, dropped: strings.intern(dropped.join("\n")), droppedCount: dropped.length, resources: compact(parsed.resources, strings), rejected: parsed.rejected };
+    const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, dropped: strings.intern(dropped.join("\n")), droppedCount: dropped.length, resources: compact(resources, strings), rejected: parsed.rejected };
     // Deprecations are listed for held policies only: each policy is reported by the sidecars it selects,
     // not by every sidecar of the mesh; the others are counted.
     const warned = held.filter((p) => p.warnings.length > 0).map((p) => ({ kind: p.type, name: p.name, warnings: p.warnings }));

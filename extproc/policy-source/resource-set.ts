@@ -69,6 +69,21 @@ export function validateFetched(items: readonly Resource[], mesh: string, kumaVe
   return set;
 }
 
+/** Deepest nesting accepted in one fetched item (the YAML bound's depth); deeper ones are rejected unread. */
+export const MAX_ITEM_DEPTH = 64;
+
+/** Whether `value` nests deeper than `maxDepth` (iterative: a 100 000-deep item must not overflow the stack). */
+export function nestsDeeperThan(value: unknown, maxDepth: number = MAX_ITEM_DEPTH): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth >= maxDepth) return true;
+    for (const child of Object.values(v)) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** A Mesh or service resource: Kuma's validation, then the engine's reading of it. */
 function readResource(item: Resource, kind: string): { resource?: EngineResource; violations: Violation[] } {
   const violations = kind === MESH_TYPE.kind ? meshViolations(item.name, item) : serviceResourceViolations(kind, item);

@@ -19,6 +19,9 @@ const DEEP: Record<string, string> = {
   "mapping then sequence at one indent": Array.from({ length: 700 }, (_, i) => `${" ".repeat(i * 2)}a:\n${" ".repeat(i * 2)}- b:`).join("\n"),
   "flow brackets": "a: " + "[".repeat(MIB / 2 - 8) + "]".repeat(MIB / 2 - 8),
   "deep sequences behind a quote that is not one (a')": "x: a'\n" + "- ".repeat(MIB / 2 - 16) + "x\n",
+  "deep sequences after a `'` line in a block scalar": "note: |\n  '\nspec:\n  " + "- ".repeat(MIB / 2 - 32) + "x\n",
+  "deep sequences after a `\"` line in a folded block scalar": 'note: >-\n  "\nspec:\n  ' + "- ".repeat(MIB / 2 - 32) + "x\n",
+  "invalid YAML that error recovery nests (? then a multi-line quoted key, repeated)": '  ? \n  "a:   ? \n'.repeat(Math.floor(MIB / 20)),
 };
 
 test("yaml limits › control plane: every deep body up to the size limit is a 400 naming the limit", async (t) => {
@@ -85,12 +88,33 @@ const ALIAS_BOMB = [
 ].join("\n");
 
 test("yaml limits › meshext inject: alias bombs and deep input give the one-line [input_invalid] error", (t) => {
-  const inputs = { "alias bomb": ALIAS_BOMB, "deep compact sequences": DEEP["compact sequences (- - - …)"]!, "deep indentation": DEEP["indentation, one level per line"]! };
+  const inputs = {
+    "alias bomb": ALIAS_BOMB,
+    "deep compact sequences": DEEP["compact sequences (- - - …)"]!,
+    "deep indentation": DEEP["indentation, one level per line"]!,
+    "deep sequences after a `'` line in a block scalar": DEEP["deep sequences after a `'` line in a block scalar"]!,
+    "error recovery nesting": DEEP["invalid YAML that error recovery nests (? then a multi-line quoted key, repeated)"]!,
+  };
   for (const [what, input] of Object.entries(inputs)) {
     const r = spawnSync(process.execPath, [CLI, "inject"], { input, encoding: "utf8", env: { PATH: process.env.PATH ?? "" }, timeout: 20_000 });
     t.is(r.status, 1, what);
     t.is(r.stdout, "", what);
     t.is(r.stderr.trim().split("\n").length, 1, `${what}: ${r.stderr.slice(0, 300)}`);
     t.regex(r.stderr, /^meshext inject: not injecting: .*\[input_invalid\]\n$/, what);
+  }
+});
+
+test("yaml limits › --config: deep nesting after a `'` line in a block scalar exits 2 with the limit, quickly", async (t) => {
+  const dir = await tempDir();
+  t.teardown(() => dir.remove());
+  const { writeFileSync } = await import("node:fs");
+  for (const [what, text] of Object.entries({ "block scalar": DEEP["deep sequences after a `'` line in a block scalar"]!, "error recovery": DEEP["invalid YAML that error recovery nests (? then a multi-line quoted key, repeated)"]! })) {
+    const file = `${dir.path}/config.yaml`;
+    writeFileSync(file, text);
+    const started = Date.now();
+    const r = spawnSync(process.execPath, [CLI, "sidecar", "--config", file], { encoding: "utf8", env: { PATH: process.env.PATH ?? "" }, timeout: 20_000 });
+    t.is(r.status, 2, `${what}: ${r.stderr.slice(0, 300)}`);
+    t.regex(r.stderr, /nests deeper than 64 levels/, what);
+    t.true(Date.now() - started < 10_000, what);
   }
 });

@@ -29,6 +29,8 @@ export async function startFakeKuma(maxPage = 2): Promise<FakeKuma> {
     let body = "";
     req.on("data", (c) => (body += c));
     req.on("end", () => {
+      // `GET /meshes` is served only when a test set items for it (Kuma before 2.7 style otherwise: 404).
+      if (seg[0] === "meshes" && seg.length === 1 && fake.items.has("meshes")) seg.push("", "meshes");
       if (seg[0] !== "meshes" || seg.length < 3) return reply(404, { title: "Not Found" });
       if (seg[2] === "dataplanes" && seg.length >= 4) {
         if (seg.length === 5) return reply(404, { title: "Not Found", detail: "no heartbeat endpoint in Kuma" });

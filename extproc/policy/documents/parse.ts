@@ -1,12 +1,12 @@
 // Text (YAML or JSON, several documents per file) → validated policies plus per-document rejections.
 // Never throws: every problem becomes a rejection with violations. Stable API used by the policy sources.
-import { Composer, Parser, type Document } from "yaml";
+import { Composer, type Document } from "yaml";
 import { isObj } from "./issues.js";
 import type { KumaVersion } from "../model/kuma-version.js";
 import { validatePolicyObject } from "./normalize.js";
 import { isResourceDocument, resourceFromObject, type Resource } from "./resources.js";
 import type { Policy, Violation } from "../model/types.js";
-import { YAML_LIMITS, yamlLimitViolation } from "./yaml-limits.js";
+import { boundedTokens, YAML_LIMITS, YamlLimitError, yamlLimitViolation } from "./yaml-limits.js";
 
 export { validatePolicyObject };
 export type { Policy, Violation };
@@ -60,12 +60,14 @@ function* documentsOf(text: string): Generator<RawDocument> {
     yield { index: 0, violations: [{ field: "document", message: `text ${tooComplex}` }] };
     return;
   }
+  // The parser is bounded too (boundedTokens): invalid YAML that error recovery nests deeper than the scan
+  // sees stops there.
   let index = 0;
   try {
     // Parser + Composer is what parseAllDocuments does, one document at a time.
     const composer = new Composer({ uniqueKeys: true, prettyErrors: false });
     const composed = function* (): Generator<Document.Parsed> {
-      for (const token of new Parser().parse(text)) yield* composer.next(token);
+      for (const token of boundedTokens(text, PARSE_LIMITS)) yield* composer.next(token);
       yield* composer.end();
     };
     for (const doc of composed()) {
@@ -84,7 +86,8 @@ function* documentsOf(text: string): Generator<RawDocument> {
       for (const v of expand(value)) yield { index: index++, value: v };
     }
   } catch (err) {
-    yield { index, violations: [{ field: "document", message: `cannot parse: ${(err as Error).message}` }] };
+    const message = err instanceof YamlLimitError ? `text ${err.message}` : `cannot parse: ${(err as Error).message}`;
+    yield { index, violations: [{ field: "document", message }] };
   }
 }
 

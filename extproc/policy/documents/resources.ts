@@ -87,6 +87,14 @@ export function resourceFromObject(doc: unknown): { resource?: Resource; violati
   if (!kind || issues.list.length > 0) return { violations: issues.list };
   if (kind === "Mesh") {
     const mtls = isObj(spec.mtls) ? spec.mtls : {};
+    // Kuma's mesh_validator.go: the enabled backend must be one of the mesh's backends (else it is rejected
+    // and its last good version stays: reading it as "mTLS off" would allow everything).
+    const mtlsPath = crd ? "spec.mtls" : "mtls";
+    if (spec.mtls !== undefined && !isObj(spec.mtls)) issues.add(mtlsPath, "must be a mapping");
+    const backendNames = (Array.isArray(mtls.backends) ? mtls.backends : []).map((b) => (isObj(b) ? b.name : undefined));
+    if (mtls.enabledBackend !== undefined && typeof mtls.enabledBackend !== "string") issues.add(`${mtlsPath}.enabledBackend`, "must be a string");
+    else if (mtls.enabledBackend && !backendNames.includes(mtls.enabledBackend)) issues.add(`${mtlsPath}.enabledBackend`, "has to be set to one of the backends in the mesh");
+    if (issues.list.length > 0) return { violations: issues.list };
     return { resource: { kind, name: shortName, labels, mtlsEnabled: typeof mtls.enabledBackend === "string" && mtls.enabledBackend !== "" }, violations: [] };
   }
   const mesh = (crd ? labels[LABEL.mesh] : typeof o.mesh === "string" ? o.mesh : undefined) ?? "default";

@@ -1,0 +1,48 @@
+// The sidecar's long-poll is paced: a control plane that answers every long-poll at once (304 with no wait,
+// or a new ETag each time) gets ever fewer requests — backoff up to a few seconds — counted in
+// meshext_control_plane_watch_paced_total, instead of a busy loop of thousands of requests a second.
+import test from "ava";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { sourceFor } from "./harness.js";
+
+/** A server offering ETags that answers each If-None-Match at once: 304, or 200 with a new ETag (`churn`). */
+async function impatientServer(churn: boolean) {
+  let requests = 0;
+  let version = 0;
+  const server = createServer((req, res) => {
+    requests++;
+    const etag = churn ? `"v${++version}"` : '"v1"';
+    if (!churn && req.headers["if-none-match"] === etag) return void res.writeHead(304, { etag }).end();
+    res.writeHead(200, { "content-type": "application/json", etag }).end(JSON.stringify({ total: 0, items: [], next: null }));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests: () => requests,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+for (const churn of [false, true]) {
+  test(`paced long-poll › given a control plane answering every long-poll at once (${churn ? "a new ETag each time" : "304 at once"}), when the source follows it for 2 s, then it sends a few dozen requests, not thousands, and counts the paced rounds`, async (t) => {
+    const cp = await impatientServer(churn);
+    const { source, metric } = sourceFor(cp.url, { pollIntervalMs: 60_000 });
+    t.teardown(async () => {
+      await source.stop();
+      await cp.close();
+    });
+    await source.start();
+    t.is(source.status.mode, "long-poll");
+    const before = cp.requests();
+    await new Promise((r) => setTimeout(r, 2000));
+    const sent = cp.requests() - before;
+    // 9 lists per round; paced rounds back off from 100 ms doubling: at most ~6 rounds in 2 s.
+    t.true(sent < 120, `${sent} requests in 2 s`);
+    t.true((await metric("meshext_control_plane_watch_paced_total")) >= 3);
+  });
+}
