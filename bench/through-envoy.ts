@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { envoyBootstrapYaml } from "../extproc/envoy-bootstrap/bootstrap.js";
+import { locateEnvoy, PACKAGE_ROOT } from "../extproc/envoy-binary.js";
 import { routerFilter } from "../extproc/envoy-bootstrap/http-filters.js";
 import { inboundListenerName } from "../extproc/envoy-bootstrap/names.js";
 import type { BootstrapOptions } from "../extproc/envoy-bootstrap/options.js";
@@ -241,6 +242,10 @@ function goalRows(satRuns: Map<string, Cell[]>, sat: Map<string, Cell>, rate: Ma
 }
 
 export async function benchThroughEnvoy(o: ThroughEnvoyOptions, progress: (msg: string) => void): Promise<ThroughEnvoyResult | undefined> {
+  if ("error" in locateEnvoy(process.env)) {
+    progress("through Envoy: no Envoy yet; installing the pinned one (scripts/install-envoy.sh, as npm test's pretest does)");
+    spawnSync("bash", [join(PACKAGE_ROOT, "scripts", "install-envoy.sh")], { stdio: "ignore" });
+  }
   const found = envoyForTests();
   if (typeof found === "string") {
     progress(`through Envoy: skipped: ${found}`);
