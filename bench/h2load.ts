@@ -41,6 +41,8 @@ export function requestFrame(i = 1): Buffer {
 export interface H2loadResult {
   ok: number;
   failed: number;
+  /** Responses with a status other than 2xx (3xx, 4xx, 5xx). */
+  non2xx: number;
   rps: number;
   /** [start ms since epoch, latency ms] per request, in end order. */
   samples: Array<[number, number]>;
@@ -53,21 +55,30 @@ export type H2loadLimit = { durationS: number; warmupS: number } | { requests: n
 /** Runs h2load against `target` until `limit`. */
 export async function runH2load(target: string, inFlight: number, limit: H2loadLimit): Promise<H2loadResult> {
   const frameFile = join(tmpdir(), `meshext-bench-${process.pid}.grpcframe`);
-  const logFile = join(tmpdir(), `meshext-bench-${process.pid}.h2load.log`);
   writeFileSync(frameFile, requestFrame());
+  try {
+    return await execH2load(["-c", "1", "-m", String(inFlight), ...("requests" in limit ? ["-n", String(limit.requests)] : ["-D", String(limit.durationS), `--warm-up-time=${limit.warmupS}`]),
+      "-d", frameFile, "-H", "content-type: application/grpc", "-H", "te: trailers", `http://${target}${PATH}`]);
+  } finally {
+    rmSync(frameFile, { force: true });
+  }
+}
+
+/** Runs h2load with `args` (load shape, headers, URL) pinned to the client CPU, with a per-request log; its summary and the 200s' latencies. */
+export async function execH2load(args: string[]): Promise<H2loadResult> {
+  const logFile = join(tmpdir(), `meshext-bench-${process.pid}.h2load.log`);
   rmSync(logFile, { force: true });
-  const child = spawnPinned(CLIENT_CPU, "h2load", ["-c", "1", "-m", String(inFlight), ...("requests" in limit ? ["-n", String(limit.requests)] : ["-D", String(limit.durationS), `--warm-up-time=${limit.warmupS}`]),
-    "-d", frameFile, "-H", "content-type: application/grpc", "-H", "te: trailers", `--log-file=${logFile}`, `http://${target}${PATH}`]);
+  const child = spawnPinned(CLIENT_CPU, "h2load", [...args, `--log-file=${logFile}`]);
   let out = "";
   child.stdout!.on("data", (d) => (out += String(d)));
   child.stderr!.on("data", (d) => (out += String(d)));
   const code = await new Promise<number | null>((r) => child.once("exit", r));
   const rq = /requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored/.exec(out);
   const fin = /finished in [\d.]+m?s, ([\d.]+) req\/s/.exec(out);
+  const codes = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
   if (code !== 0 || !rq || !fin) throw new Error(`bench: h2load failed (exit ${code}): ${out.slice(-800)}`);
   const samples: Array<[number, number]> = readFileSync(logFile, "utf8").trim().split("\n").map((l) => l.split("\t"))
     .filter((f) => f[1] === "200").map((f) => [Number(f[0]) / 1000, Number(f[2]) / 1000]);
   rmSync(logFile, { force: true });
-  rmSync(frameFile, { force: true });
-  return { ok: Number(rq[4]), failed: Number(rq[5]) + Number(rq[6]), rps: Number(fin[1]), samples, latenciesMs: samples.map((s) => s[1]).sort((a, b) => a - b) };
+  return { ok: Number(rq[4]), failed: Number(rq[5]) + Number(rq[6]), non2xx: codes ? Number(codes[2]) + Number(codes[3]) + Number(codes[4]) : 0, rps: Number(fin[1]), samples, latenciesMs: samples.map((s) => s[1]).sort((a, b) => a - b) };
 }

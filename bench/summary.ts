@@ -42,9 +42,9 @@ function noiseNote(s: Summary): string | undefined {
 export const HOW_TO_RUN = [
   "## How to run",
   "",
-  "- `npm run bench` — full run (about 20 minutes on 2 cores; section 6, with its 1 000 000-request soak and 100 000-policy set, is about half of it); `npm run bench -- --quick` — one in-flight level, short runs, for development (under two minutes including the build on a quiet 2-core box); add `--out BENCHMARKS.md` to rewrite this file from the run. Not part of `npm test`.",
+  "- `npm run bench` — full run (about 25 minutes on 2 cores, of which section 4b, through Envoy, is about 5; section 6, with its 1 000 000-request soak and 100 000-policy set, is about half of it); `npm run bench -- --quick` — one in-flight level, short runs, for development (under two minutes including the build on a quiet 2-core box); add `--out BENCHMARKS.md` to rewrite this file from the run. Not part of `npm test`.",
   "- Needs `h2load` (Debian `nghttp2-client`; installed with apt-get when run as root, else the matrix falls back to the grpc-js client) and `taskset` (util-linux) for pinning; results are only comparable with pinning on ≥ 2 cores.",
-  "- Code: bench/run.ts (orchestration), throughput.ts, close-pattern.ts, swap.ts, memory.ts, footprint.ts (scale table, soak, runtime options), echo-server.ts (baseline), h2load.ts, load-client.ts (grpc-js Envoy emulator in a child process), policy-files.ts, wasm.ts, policy.ts.",
+  "- Code: bench/run.ts (orchestration), throughput.ts, through-envoy.ts, close-pattern.ts, swap.ts, memory.ts, footprint.ts (scale table, soak, runtime options), echo-server.ts (baseline), h2load.ts, load-client.ts (grpc-js Envoy emulator in a child process), policy-files.ts, wasm.ts, policy.ts.",
   "",
 ];
 

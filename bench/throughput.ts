@@ -72,7 +72,7 @@ async function viaGrpcJs(target: string, inFlight: number, o: Pick<ThroughputOpt
   const t0 = r.samples![0]?.[0] ?? 0;
   const kept = r.samples!.filter((x) => x[0] >= t0 + o.warmupS * 1000);
   const ok = kept.filter((x) => !x[2]);
-  return { ok: ok.length, failed: kept.length - ok.length, rps: ok.length / o.durationS, samples: ok.map((x) => [x[0], x[1]]), latenciesMs: ok.map((x) => x[1]).sort((a, b) => a - b) };
+  return { ok: ok.length, failed: kept.length - ok.length, non2xx: 0, rps: ok.length / o.durationS, samples: ok.map((x) => [x[0], x[1]]), latenciesMs: ok.map((x) => x[1]).sort((a, b) => a - b) };
 }
 
 export async function benchThroughput(o: ThroughputOptions, progress: (msg: string) => void): Promise<ThroughputResult> {

@@ -1,6 +1,7 @@
 // Per-request cost of the drain filter in the proxy-wasm emulator, against the no-op module built
 // with the same flags and ABI layer: request headers → response headers → done/log/delete. Three
-// consecutive runs, each reported: the goals must hold in every one of them.
+// consecutive runs, each reported, without goal: the emulator's host calls are JavaScript, Envoy's are C++, so
+// the goals are on the filter in Envoy (bench/through-envoy.ts). The release size keeps its goal.
 // Run alone: node dist/bench/wasm.js [--quick]
 import { statSync } from "node:fs";
 import { join } from "node:path";
@@ -10,9 +11,6 @@ import { type BenchRow, formatRows } from "./report.js";
 
 const FILTER_WASM = join(process.cwd(), "build", "meshext_drain.wasm");
 const NOOP_WASM = join(process.cwd(), "build", "noop.wasm");
-/** Serving is the steady state; draining lasts the drain window (seconds). */
-const SERVING_RATIO_GOAL = 1.25;
-const DRAINING_RATIO_GOAL = 1.5;
 const RUNS = 3;
 /** = scripts/build-wasm.mjs's limit (the build fails above it). */
 const SIZE_GOAL_BYTES = 24 * 1024;
@@ -104,8 +102,8 @@ export async function benchWasm(opts: { quick: boolean }): Promise<BenchRow[]> {
   for (let i = 1; i <= RUNS; i++) {
     const r = run(serving, draining, noop, requests, rounds);
     rows.push(
-      { name: `wasm drain filter, serving (vs no-op module), run ${i}/${RUNS}`, value: r.serving, unit: "ns/request", baseline: r.baseline, ratio: r.servingRatio, goal: `ratio ≤ ${SERVING_RATIO_GOAL}` },
-      { name: `wasm drain filter, draining HTTP/1.1 (vs no-op module), run ${i}/${RUNS}`, value: r.draining, unit: "ns/request", baseline: r.baseline, ratio: r.drainingRatio, goal: `ratio ≤ ${DRAINING_RATIO_GOAL}` },
+      { name: `wasm drain filter, serving (vs no-op module), run ${i}/${RUNS}`, value: r.serving, unit: "ns/request", baseline: r.baseline, ratio: r.servingRatio },
+      { name: `wasm drain filter, draining HTTP/1.1 (vs no-op module), run ${i}/${RUNS}`, value: r.draining, unit: "ns/request", baseline: r.baseline, ratio: r.drainingRatio },
     );
   }
   const sizeBytes = statSync(FILTER_WASM).size;
