@@ -26,10 +26,12 @@ const WASM_METRICS = new Set<string>(
     .map(([, value]) => value),
 );
 /**
- * Envoy's own series the dashboard reads: http.<stat_prefix>.downstream_rq_active (what the drain controller polls,
- * extproc/drain/envoy-admin.ts) as Envoy's Prometheus output names it, with the prefix as a label.
+ * Envoy's own series the dashboard and alerts read: http.<stat_prefix>.downstream_rq_active (what the drain controller
+ * polls, extproc/drain/envoy-admin.ts) and the ext_proc filter's http.<stat_prefix>.ext_proc.* counters, as Envoy's
+ * Prometheus output names them, with the prefix as a label (test/envoy/ext-proc-stat-names.test.ts checks the
+ * ext_proc names against a real Envoy).
  */
-const ENVOY_NATIVE_METRICS = new Set(["envoy_http_downstream_rq_active"]);
+const ENVOY_NATIVE_METRICS = new Set(["envoy_http_downstream_rq_active", "envoy_http_ext_proc_streams_started", "envoy_http_ext_proc_streams_failed", "envoy_http_ext_proc_message_timeouts"]);
 const isEnvoyOnly = (name: string): boolean => WASM_METRICS.has(name) || ENVOY_NATIVE_METRICS.has(name);
 
 /** Vector selectors (metric name with its matchers) in a PromQL expression. */
