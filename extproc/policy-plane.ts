@@ -13,6 +13,7 @@ import type { Dataplane } from "./policy/dataplane.js";
 import { explainHandler } from "./policy/explain-route.js";
 import { selectForDataplane } from "./policy/select.js";
 import type { MeshResources } from "./policy/resources.js";
+import type { Rejected } from "./policy/parse.js";
 import type { Policy } from "./policy/types.js";
 import { watchDataplaneFile } from "./policy-source/dataplane-file-watch.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
@@ -54,6 +55,14 @@ function withKumaRules(reply: { status: number; body: unknown }, engine: PolicyE
   const { policies, dataplane, kumaVersion, resources } = snapshot;
   // Ports as registered: a dataplane described by --dataplane-tags registers the placeholder port.
   return { ...reply.body, dataplaneRules: inspectRules(policies, dataplane, { kumaVersion, resources }, PLACEHOLDER_INBOUND_PORT) };
+}
+
+/** Why a first directory load was held back, for /ready: how many documents, and the first one's violations. */
+function firstLoadRefusal(rejected: readonly Rejected[]): string {
+  const first = rejected[0]!;
+  const what = [first.source, first.kind && first.name ? `${first.kind} ${first.name}` : `document ${first.index + 1}`].filter(Boolean).join(": ");
+  const violations = first.violations.map((v) => `${v.field}: ${v.message}`).join("; ");
+  return `${rejected.length} policy document(s) rejected at the first load (${what}: ${violations}); nothing applied until they are fixed, or start with --allow-invalid-policies`;
 }
 
 const NEVER: Promise<never> = new Promise<never>(() => {});
@@ -141,7 +150,16 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
         engine.followKumaVersion(kuma.version);
         if (stopped) return;
         source = config.policies
-          ? new DirPolicySource({ dir: config.policies, apply, log: policyLog, selectFor: () => engine.dataplane, kumaVersion: kuma.version })
+          ? new DirPolicySource({
+              dir: config.policies,
+              apply,
+              log: policyLog,
+              selectFor: () => engine.dataplane,
+              kumaVersion: kuma.version,
+              registry,
+              requireValidFirstLoad: !config.allowInvalidPolicies,
+              onFirstLoadRefused: (rejected) => readiness.set("policies", firstLoadRefusal(rejected)),
+            })
           : httpPolicySourceFromConfig(config, apply, log, registry, kuma.version)!;
         await source.start();
         if (stopped) return;

@@ -11,6 +11,7 @@ export const SIDECAR_FLAGS = [
   { key: "logLevel", flag: "log-level", type: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"], default: "info", help: "Log level of the JSON log lines on stdout." },
   // policy decisions
   { key: "policies", flag: "policies", type: "path", default: "", help: "Directory of Kuma policy YAML/JSON files to load and follow (instead of a control plane)." },
+  { key: "allowInvalidPolicies", flag: "allow-invalid-policies", type: "bool", default: false, help: "With --policies: load the valid documents even when some are rejected at start. Without it a rejected document at the first load keeps the sidecar not ready (answering per --before-first-sync) until it is fixed; later rejections always keep that policy's last good version." },
   { key: "controlPlane", flag: "control-plane", type: "url", default: "", help: "Kuma (or embedded) control plane REST API URL to fetch policies from." },
   { key: "controlPlaneToken", flag: "control-plane-token", type: "string", default: "", help: "Bearer token for the control plane API." },
   { key: "controlPlaneMaxListBytes", flag: "control-plane-max-list-bytes", type: "int", default: 32 << 20, min: 1024, help: "Most bytes read from the control plane for one policy kind (all pages of its list): a larger answer fails the sync and the last good set stays." },
