@@ -2,6 +2,7 @@
 // its policy source (--policies DIR or --control-plane URL), the dataplane lifecycle client,
 // the "policies" readiness gate, and POST /explain. Only policies that can select this dataplane are kept
 // (policy/select.ts); a change of the dataplane's own labels/tags (--dataplane-file) re-selects them.
+import { accessSync, constants, statSync } from "node:fs";
 import { Gauge, type Registry } from "prom-client";
 import type { AdminServer } from "./admin/server.js";
 import { json } from "./admin/server.js";
@@ -57,6 +58,19 @@ function withKumaRules(reply: { status: number; body: unknown }, engine: PolicyE
   return { ...reply.body, dataplaneRules: inspectRules(policies, dataplane, { kumaVersion, resources }, PLACEHOLDER_INBOUND_PORT) };
 }
 
+/** --policies must name a directory this process can list and read at start: anything else is exit 2, in one line. */
+function checkPolicyDir(dir: string): void {
+  try {
+    if (!statSync(dir).isDirectory()) throw new ConfigError(`--policies: ${dir} is not a directory`);
+    accessSync(dir, constants.R_OK | constants.X_OK);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === "ENOENT" ? "no such directory" : e.code === "EACCES" ? "permission denied" : e.message;
+    throw new ConfigError(`--policies: cannot read ${dir}: ${why}`);
+  }
+}
+
 /** Why a first directory load was held back, for /ready: how many documents, and the first one's violations. */
 function firstLoadRefusal(rejected: readonly Rejected[]): string {
   const first = rejected[0]!;
@@ -75,6 +89,7 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
     admin.route("POST", "/explain", () => json(409, { error: "no policy source configured (--policies or --control-plane)" }));
     return { lifecycle: NO_CONTROL_PLANE, failed: NEVER, start: async () => {}, stop: async () => {} };
   }
+  if (config.policies) checkPolicyDir(config.policies);
   const local = localDataplane(config);
   const engine = new PolicyEngine({
     dataplane: local.dataplane,

@@ -129,7 +129,11 @@ async function startStack(t: ExecutionContext, prometheusBinary: string): Promis
     "--trust-kuma-tags-header", "--drain-min", "60s", "--drain-time", "120s", "--decision-log", join(dir, "decisions.log"),
   ]);
   kill(synced);
-  const unsynced = spawnMeshext(["sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--policies", join(dir, "no-such-dir")]);
+  // (its --policies directory holds only a rejected document, which keeps the first load from applying)
+  const rejectedOnly = join(dir, "rejected-only");
+  mkdirSync(rejectedOnly);
+  writeFileSync(join(rejectedOnly, "typo.yaml"), "type: MeshTrafficPermission\nmesh: default\nname: typo\nspec:\n  targetRef: {kind: Mesh}\n  from: [{targetRef: {kind: Mesh}, default: {action: Dney}}]\n");
+  const unsynced = spawnMeshext(["sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--policies", rejectedOnly]);
   kill(unsynced);
   const syncedAdmin = await adminUrl(synced);
   const unsyncedAdmin = await adminUrl(unsynced);
