@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `meshext` executable: picks a subcommand and runs it; each subcommand lives in commands/.
 import { ConfigError } from "./config/flags.js";
+import { MESHEXT_VERSION } from "./version.js";
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> }> }> = {
   up: { summary: "Start the embedded control plane with the sample policies and a sidecar pointed at it.", load: () => import("./commands/up.js") },
@@ -21,7 +22,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(arg
 function usage(): string {
   const lines = ["Usage: meshext <command> [flags]", "", "Commands:"];
   for (const [name, c] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(14)} ${c.summary}`);
-  lines.push("", "Run `meshext <command> --help` for the flags of a command, with their defaults.");
+  lines.push("", "Run `meshext <command> --help` for the flags of a command, with their defaults; `meshext --version` for the release.");
   return lines.join("\n") + "\n";
 }
 
@@ -30,6 +31,10 @@ async function main(argv: string[]): Promise<number> {
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     process.stdout.write(usage());
     return name === undefined ? 2 : 0;
+  }
+  if (name === "--version" || name === "version") {
+    process.stdout.write(`meshext ${MESHEXT_VERSION} (Node.js ${process.version})\n`);
+    return 0;
   }
   const command = COMMANDS[name];
   if (!command) {
