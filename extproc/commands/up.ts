@@ -2,7 +2,7 @@
 // plus a sidecar pointed at it, in one process; prints where everything listens and how to try it.
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { CONTROL_PLANE_FLAGS, loadControlPlaneConfig } from "../config/control-plane.js";
+import { CONTROL_PLANE_ENV_PREFIX, CONTROL_PLANE_FLAGS, loadControlPlaneConfig } from "../config/control-plane.js";
 import { formatHelp, pinnedKumaVersion } from "../config/flags.js";
 import { loadSidecarConfig, SIDECAR_FLAGS, type SidecarConfig } from "../config/sidecar.js";
 import { hasNoPolicies, seedFromDir } from "../control-plane/seed.js";
@@ -35,7 +35,7 @@ export function upSidecarConfig(base: SidecarConfig, controlPlaneUrl: string, to
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const { config: cpConfig, parsed } = loadControlPlaneConfig(argv, env);
   if (parsed.help) {
-    process.stdout.write(formatHelp(UP_USAGE, UP_SUMMARY, CONTROL_PLANE_FLAGS));
+    process.stdout.write(formatHelp(UP_USAGE, UP_SUMMARY, CONTROL_PLANE_FLAGS, CONTROL_PLANE_ENV_PREFIX));
     process.stdout.write("\nSidecar flags (after --):\n\n" + formatHelp("meshext up -- [sidecar flags]", "", SIDECAR_FLAGS));
     return 0;
   }

@@ -1,6 +1,6 @@
 // The sidecar's settings: one table of flags with their defaults (the only place defaults live),
 // and the typed SidecarConfig they resolve to (derived from the table, field for field).
-import { ConfigError, type FlagSpec, type FlagValues, type ParsedArgs, pinnedKumaVersion, resolveConfig } from "./flags.js";
+import { ConfigError, type FlagSpec, type FlagValues, flagWithSource, type ParsedArgs, pinnedKumaVersion, resolveConfig } from "./flags.js";
 
 export const SIDECAR_FLAGS = [
   { key: "config", flag: "config", type: "path", default: "", help: "YAML or JSON file of flag values (keys are flag names)." },
@@ -54,15 +54,16 @@ export type SidecarConfig = FlagValues<typeof SIDECAR_FLAGS>;
 /** Resolves the sidecar's flags into a typed config (throws ConfigError on bad values). */
 export function loadSidecarConfig(argv: readonly string[], env: NodeJS.ProcessEnv): { config: SidecarConfig; parsed: ParsedArgs } {
   const { config, parsed } = resolveConfig(SIDECAR_FLAGS, argv, env);
+  const flag = (key: (typeof SIDECAR_FLAGS)[number]["key"]) => flagWithSource(parsed, SIDECAR_FLAGS.find((f) => f.key === key)!);
   if (config.drainMinMs > config.drainTimeMs) {
-    throw new ConfigError(`--drain-min (${config.drainMinMs}ms) must not exceed --drain-time (${config.drainTimeMs}ms)`);
+    throw new ConfigError(`${flag("drainMinMs")} (${config.drainMinMs}ms) must not exceed ${flag("drainTimeMs")} (${config.drainTimeMs}ms)`);
   }
   for (const name of decisionLogHeaderNames(config)) {
     if (!HEADER_NAME.test(name)) throw new ConfigError(`--decision-log-headers: ${JSON.stringify(name)} is not a header name (letters, digits and !#$%&'*+-.^_\`|~; comma-separated)`);
   }
   pinnedKumaVersion(config.kumaVersion);
   if (config.policies && config.controlPlane) {
-    throw new ConfigError("--policies and --control-plane are exclusive: pick one policy source");
+    throw new ConfigError(`${flag("policies")} and ${flag("controlPlane")} are exclusive: pick one policy source`);
   }
   return { config, parsed };
 }
