@@ -58,6 +58,13 @@ function withKumaRules(reply: { status: number; body: unknown }, engine: PolicyE
   return { ...reply.body, dataplaneRules: inspectRules(policies, dataplane, { kumaVersion, resources }, PLACEHOLDER_INBOUND_PORT) };
 }
 
+/** meshext_dataplane_info: who this sidecar is, for dashboard variables (mesh, namespace, dataplane) and joins. */
+function dataplaneInfo(registry: Registry, dp: Dataplane): void {
+  const info = new Gauge({ name: "meshext_dataplane_info", help: "This sidecar's dataplane (value 1): its mesh, name and Kubernetes namespace (the k8s.kuma.io/namespace label or tag; empty outside Kubernetes).", labelNames: ["mesh", "dataplane", "namespace"], registers: [registry] });
+  const namespace = dp.labels?.["k8s.kuma.io/namespace"] ?? dp.inbounds.map((i) => i.tags["k8s.kuma.io/namespace"]).find((n) => n !== undefined) ?? "";
+  info.set({ mesh: dp.mesh, dataplane: dp.name, namespace }, 1);
+}
+
 /** --policies must name a directory this process can list and read at start: anything else is exit 2, in one line. */
 function checkPolicyDir(dir: string): void {
   try {
@@ -91,6 +98,7 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
   }
   if (config.policies) checkPolicyDir(config.policies);
   const local = localDataplane(config);
+  dataplaneInfo(registry, local.dataplane);
   const engine = new PolicyEngine({
     dataplane: local.dataplane,
     trustKumaTagsHeader: config.trustKumaTagsHeader,
