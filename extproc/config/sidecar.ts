@@ -28,7 +28,7 @@ export const SIDECAR_FLAGS = [
   { key: "trustKumaTagsHeader", flag: "trust-kuma-tags-header", type: "bool", default: false, help: "Take client tags from x-kuma-tags (spoofable without mTLS)." },
   { key: "explainHeader", flag: "explain-header", type: "bool", default: false, help: "Add x-meshext-decision to denied responses, naming the deciding policy." },
   { key: "messageTimeoutMs", flag: "message-timeout", type: "duration", default: 200, help: "Envoy ext_proc message_timeout; longer fault delays send override_message_timeout first." },
-  { key: "maxMessageTimeoutMs", flag: "max-message-timeout", type: "duration", default: 0, help: "Envoy ext_proc max_message_timeout (0: Envoy cannot extend, delays are capped below message-timeout)." },
+  { key: "maxMessageTimeoutMs", flag: "max-message-timeout", type: "duration", default: 0, help: "Envoy ext_proc max_message_timeout, as the Envoy in front of this sidecar sets it (envoy/envoy.yaml sets 5s: pass --max-message-timeout 5s with it). 0, the safe default for an Envoy that does not set it: delays are capped below --message-timeout and counted." },
   { key: "maxStreamsPerConnection", flag: "max-streams-per-connection", type: "int", default: 500, min: 0, help: "Ask Envoy to reconnect (graceful GOAWAY) after this many ext_proc streams on one HTTP/2 connection, before Node's rapid-reset limit drops it; 0 disables." },
   { key: "heartbeatIntervalMs", flag: "heartbeat-interval", type: "duration", default: 10000, min: 100, help: "How often the dataplane heartbeats to the control plane." },
   // decision log (docs: README "Decision log")
