@@ -162,6 +162,7 @@ test.serial("drain › sidecar process: reports draining to the control plane, t
   const t0 = Date.now();
   while (!registered() && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 50));
   t.true(registered(), `the sidecar registered its dataplane (calls: ${cp.dataplaneCalls().join(", ")})`);
+  const sentAt = Date.now();
   p.child.kill("SIGTERM");
   t.is((await p.exited).code, 0, p.stderr());
   const calls = cp.calls.filter((c) => c.path.startsWith("/meshes/default/dataplanes/web-1"));
@@ -169,5 +170,7 @@ test.serial("drain › sidecar process: reports draining to the control plane, t
   const deleted = calls.findIndex((c) => c.method === "DELETE");
   t.true(draining !== -1, "control plane told the dataplane is draining");
   t.true(deleted > draining, "deregistered after draining was reported");
-  t.true(calls[deleted]!.atMs - calls[draining]!.atMs >= MIN_MS - 50, "deregistration waits out the drain");
+  // The minimum runs from the drain's start, which follows the signal: measured from the signal, not from the
+  // draining call (that call can itself come late on a loaded machine).
+  t.true(calls[deleted]!.atMs - sentAt >= MIN_MS, `deregistration waits out the drain (${calls[deleted]!.atMs - sentAt} ms after SIGTERM)`);
 });
