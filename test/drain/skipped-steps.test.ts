@@ -21,11 +21,11 @@ function recordingLogger() {
   return { log: createLogger("info", sink), lines };
 }
 
-async function drainWith(envoyAdmin: string) {
+async function drainWith(envoyAdmin: string, drainTimeMs = 300) {
   const { log, lines } = recordingLogger();
   const admin = new AdminServer(silentLogger());
   const host = { log, registry: new Registry(), readiness: new Readiness(), admin, health: { setServing: () => {} }, stop: async () => {} };
-  const drain = installDrain(host, { envoyAdmin, inboundStatPrefix: "inbound", drainMinMs: 0, drainTimeMs: 300, drainListeners: true, envoyKillGraceMs: 100 }, { callTimeoutMs: 300 });
+  const drain = installDrain(host, { envoyAdmin, inboundStatPrefix: "inbound", drainMinMs: 0, drainTimeMs, drainListeners: true, envoyKillGraceMs: 100 }, { callTimeoutMs: 5000 });
   void drain.start("test");
   await drain.done;
   const steps = Object.fromEntries(lines.filter((l) => typeof l.step === "string" && l.outcome !== undefined).map((l) => [l.step, `${String(l.outcome)}${l.reason ? ` (${String(l.reason)})` : ""}`]));
@@ -54,7 +54,7 @@ test("drain steps › with an Envoy admin its steps say ok", async (t) => {
   const envoy = await FakeEnvoyAdmin.start();
   t.teardown(() => envoy.close());
   // When the sidecar drains; then the Envoy steps ran and say ok
-  const { steps } = await drainWith(envoy.url);
+  const { steps } = await drainWith(envoy.url, 10_000); // room for the Envoy calls on a loaded machine; ends once nothing is in flight
   t.is(steps.envoy_healthcheck_fail, "ok");
   t.is(steps.envoy_drain_listeners, "ok");
   t.truthy(envoy.firstCall("POST", "/healthcheck/fail"));
