@@ -11,6 +11,7 @@ import { stringify } from "yaml";
 import { SIDECAR_FLAGS } from "../extproc/config/sidecar.js";
 import { POLICY_TYPES } from "../extproc/kuma-rest/resources.js";
 import { policyDoc } from "./policy-files.js";
+import { SIDECAR_ENV } from "../extproc/config/runtime.js";
 import { cpuMicros, SERVER_CPU, sleep, spawnPinned, stopChild, waitForLine } from "./proc.js";
 import { type BenchRow } from "./report.js";
 import { summarize } from "./stats.js";
@@ -76,7 +77,7 @@ interface RunResult {
 /** One run: `sidecars` heartbeating sidecars, holding long-polls when `withLongPolls`. */
 async function run(sidecars: number, withLongPolls: boolean, opts: ControlPlaneScaleOptions): Promise<RunResult> {
   const dataDir = seedDataDir(opts.policies, sidecars);
-  const child = spawnPinned(SERVER_CPU, process.execPath, ["dist/extproc/cli.js", "control-plane", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "info"]);
+  const child = spawnPinned(SERVER_CPU, process.execPath, ["dist/extproc/cli.js", "control-plane", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "info"], SIDECAR_ENV);
   const pollAgent = new Agent({ keepAlive: true, maxSockets: Infinity });
   // Idle keep-alive sockets are dropped before the control plane's 5 s keepAliveTimeout closes them, so no
   // request is sent on a socket the server is closing (that race shows up as resets and retries, not as our cost).

@@ -1,7 +1,7 @@
 // Item 6: what one sidecar costs per pod. A scale table (idle RSS and set-swap time at growing mesh sizes with
 // the same policies selecting this dataplane) against the echo server's idle RSS, and a soak: a long
 // request run with a policy-set change every chunk, RSS sampled throughout, echo and sidecar interleaved.
-import { SIDECAR_ENV, SIDECAR_NODE_FLAGS } from "../extproc/config/runtime.js";
+import { RUNTIME_SETTINGS_ENV, SIDECAR_ENV, SIDECAR_NODE_FLAGS } from "../extproc/config/runtime.js";
 import { runH2load } from "./h2load.js";
 import { policyFiles, replacePolicyFiles } from "./policy-files.js";
 import { CpuWindow, rssMiB, sleep } from "./proc.js";
@@ -161,9 +161,9 @@ async function soakRun(o: FootprintOptions["soak"], progress: (msg: string) => v
 /** The shipped environment as `NAME=value` words. */
 const SHIPPED = Object.entries(SIDECAR_ENV).map(([k, v]) => `${k}=${v}`).join(" ");
 
-/** The shipped environment with one Node flag left out of NODE_OPTIONS. */
+/** The shipped environment with one Node flag left out of NODE_OPTIONS (and the sidecar told not to add it back). */
 function shippedWithout(flag: string): Record<string, string> {
-  return { ...SIDECAR_ENV, NODE_OPTIONS: SIDECAR_NODE_FLAGS.filter((f) => f !== flag).join(" ") };
+  return { ...SIDECAR_ENV, NODE_OPTIONS: SIDECAR_NODE_FLAGS.filter((f) => f !== flag).join(" "), [RUNTIME_SETTINGS_ENV]: "off" };
 }
 
 /**
@@ -175,7 +175,7 @@ function shippedWithout(flag: string): Record<string, string> {
 async function runtimeEffect(o: FootprintOptions["runtime"], idleMs: number, progress: (msg: string) => void): Promise<{ table: string[][]; rows: BenchRow[] }> {
   const variants = [
     { label: `${SHIPPED} (shipped)`, short: "shipped", env: SIDECAR_ENV },
-    { label: "Node and glibc defaults", short: "Node and glibc defaults", env: {} },
+    { label: "Node and glibc defaults", short: "Node and glibc defaults", env: { [RUNTIME_SETTINGS_ENV]: "off" } },
     { label: "shipped without --max-semi-space-size=4", short: "without --max-semi-space-size=4", env: shippedWithout("--max-semi-space-size=4") },
     { label: "shipped without --expose-gc (no idle trim)", short: "without --expose-gc", env: shippedWithout("--expose-gc") },
   ];

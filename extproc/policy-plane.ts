@@ -2,6 +2,7 @@
 // its policy source (--policies DIR or --control-plane URL), the dataplane lifecycle client,
 // the "policies" readiness gate, and POST /explain. Only policies that can select this dataplane are kept
 // (policy/selection/select.ts); a change of the dataplane's own labels/tags (--dataplane-file) re-selects them.
+import { accessSync, constants, statSync } from "node:fs";
 import { Gauge, type Registry } from "prom-client";
 import type { AdminServer } from "./admin/server.js";
 import { json } from "./admin/server.js";
@@ -13,6 +14,7 @@ import type { Dataplane } from "./policy/documents/dataplane.js";
 import { explainHandler } from "./policy/views/explain-route.js";
 import { selectForDataplane } from "./policy/selection/select.js";
 import type { MeshResources } from "./policy/documents/resources.js";
+import type { Rejected } from "./policy/documents/parse.js";
 import type { Policy } from "./policy/model/types.js";
 import { watchDataplaneFile } from "./policy-source/dataplane-file-watch.js";
 import { DirPolicySource } from "./policy-source/dir-source.js";
@@ -56,6 +58,34 @@ function withKumaRules(reply: { status: number; body: unknown }, engine: PolicyE
   return { ...reply.body, dataplaneRules: inspectRules(policies, dataplane, { kumaVersion, resources }, PLACEHOLDER_INBOUND_PORT) };
 }
 
+/** meshext_dataplane_info: who this sidecar is, for dashboard variables (mesh, namespace, dataplane) and joins. */
+function dataplaneInfo(registry: Registry, dp: Dataplane): void {
+  const info = new Gauge({ name: "meshext_dataplane_info", help: "This sidecar's dataplane (value 1): its mesh, name and Kubernetes namespace (the k8s.kuma.io/namespace label or tag; empty outside Kubernetes).", labelNames: ["mesh", "dataplane", "namespace"], registers: [registry] });
+  const namespace = dp.labels?.["k8s.kuma.io/namespace"] ?? dp.inbounds.map((i) => i.tags["k8s.kuma.io/namespace"]).find((n) => n !== undefined) ?? "";
+  info.set({ mesh: dp.mesh, dataplane: dp.name, namespace }, 1);
+}
+
+/** --policies must name a directory this process can list and read at start: anything else is exit 2, in one line. */
+function checkPolicyDir(dir: string): void {
+  try {
+    if (!statSync(dir).isDirectory()) throw new ConfigError(`--policies: ${dir} is not a directory`);
+    accessSync(dir, constants.R_OK | constants.X_OK);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === "ENOENT" ? "no such directory" : e.code === "EACCES" ? "permission denied" : e.message;
+    throw new ConfigError(`--policies: cannot read ${dir}: ${why}`);
+  }
+}
+
+/** Why a first directory load was held back, for /ready: how many documents, and the first one's violations. */
+function firstLoadRefusal(rejected: readonly Rejected[]): string {
+  const first = rejected[0]!;
+  const what = [first.source, first.kind && first.name ? `${first.kind} ${first.name}` : `document ${first.index + 1}`].filter(Boolean).join(": ");
+  const violations = first.violations.map((v) => `${v.field}: ${v.message}`).join("; ");
+  return `${rejected.length} policy document(s) rejected at the first load (${what}: ${violations}); nothing applied until they are fixed, or start with --allow-invalid-policies`;
+}
+
 const NEVER: Promise<never> = new Promise<never>(() => {});
 
 /** Builds the engine and the /explain route; nothing is loaded or contacted until start(). */
@@ -66,7 +96,9 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
     admin.route("POST", "/explain", () => json(409, { error: "no policy source configured (--policies or --control-plane)" }));
     return { lifecycle: NO_CONTROL_PLANE, failed: NEVER, start: async () => {}, stop: async () => {} };
   }
+  if (config.policies) checkPolicyDir(config.policies);
   const local = localDataplane(config);
+  dataplaneInfo(registry, local.dataplane);
   const engine = new PolicyEngine({
     dataplane: local.dataplane,
     trustKumaTagsHeader: config.trustKumaTagsHeader,
@@ -141,7 +173,16 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
         engine.followKumaVersion(kuma.version);
         if (stopped) return;
         source = config.policies
-          ? new DirPolicySource({ dir: config.policies, apply, log: policyLog, selectFor: () => engine.dataplane, kumaVersion: kuma.version })
+          ? new DirPolicySource({
+              dir: config.policies,
+              apply,
+              log: policyLog,
+              selectFor: () => engine.dataplane,
+              kumaVersion: kuma.version,
+              registry,
+              requireValidFirstLoad: !config.allowInvalidPolicies,
+              onFirstLoadRefused: (rejected) => readiness.set("policies", firstLoadRefusal(rejected)),
+            })
           : httpPolicySourceFromConfig(config, apply, log, registry, kuma.version)!;
         await source.start();
         if (stopped) return;

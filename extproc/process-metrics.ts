@@ -1,8 +1,9 @@
 // prom-client's default process and event-loop metrics under the meshext_ prefix (or another), minus the
 // three gauges it names with a "_total" suffix (promtool rejects those; the same counts stay
 // available, by type, as meshext_nodejs_active_{handles,requests,resources}).
-import { collectDefaultMetrics, Counter, type Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, type Registry } from "prom-client";
 import { logWriteErrors } from "./log.js";
+import { MESHEXT_VERSION } from "./version.js";
 
 export const METRIC_PREFIX = "meshext_";
 
@@ -27,4 +28,7 @@ export function collectProcessMetrics(registry: Registry, prefix = METRIC_PREFIX
       this.inc(logWriteErrors.count);
     },
   });
+  // The release and runtime as labels of a constant 1 (what `meshext --version` prints), for joins and fleet views.
+  const buildInfo = new Gauge({ name: `${prefix}build_info`, help: "The meshext release and Node.js version of this process (value 1).", labelNames: ["version", "nodejs_version"], registers: [registry] });
+  buildInfo.set({ version: MESHEXT_VERSION, nodejs_version: process.version }, 1);
 }

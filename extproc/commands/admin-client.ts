@@ -1,7 +1,8 @@
 // `meshext drain` and `meshext wait-ready`: run inside the sidecar's container (kubelet exec hooks
 // and probes) against its loopback admin port, so nothing that drains needs to face the network.
-import { ConfigError, formatHelp } from "../config/flags.js";
-import { ADMIN_CLIENT_FLAGS, type AdminClientConfig, loadAdminClientConfig } from "../config/admin-client.js";
+import { formatHelp } from "../config/flags.js";
+import { DRAIN_FLAGS, loadDrainClientConfig, loadWaitReadyConfig, WAIT_READY_FLAGS } from "../config/admin-client.js";
+import { describeFetchError } from "../fetch-error.js";
 
 export const DRAIN_USAGE = "meshext drain [--forever] [--admin URL] [--timeout 60s]";
 export const DRAIN_SUMMARY =
@@ -15,7 +16,7 @@ export const WAIT_READY_SUMMARY =
 const POLL_MS = 250;
 const CHECK_TIMEOUT_MS = 2000;
 
-function headers(c: AdminClientConfig): Record<string, string> {
+function headers(c: { adminToken: string }): Record<string, string> {
   return c.adminToken ? { authorization: `Bearer ${c.adminToken}` } : {};
 }
 
@@ -24,9 +25,9 @@ async function fetchWithin(url: string, init: RequestInit, timeoutMs: number): P
 }
 
 export async function drainMain(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { config, parsed } = loadAdminClientConfig(argv, env);
+  const { config, parsed } = loadDrainClientConfig(argv, env);
   if (parsed.help) {
-    process.stdout.write(formatHelp(DRAIN_USAGE, DRAIN_SUMMARY, ADMIN_CLIENT_FLAGS));
+    process.stdout.write(formatHelp(DRAIN_USAGE, DRAIN_SUMMARY, DRAIN_FLAGS));
     return 0;
   }
   const url = `${config.admin.replace(/\/+$/, "")}/drain?${config.forever ? "mode=forever" : "wait=true"}`;
@@ -40,7 +41,7 @@ export async function drainMain(argv: string[], env: NodeJS.ProcessEnv): Promise
     process.stdout.write(body + "\n");
     return 0;
   } catch (err) {
-    process.stderr.write(`meshext drain: ${url}: ${(err as Error).message}\n`);
+    process.stderr.write(`meshext drain: POST ${url}: ${describeFetchError(err, config.timeoutMs)}\n`);
     return 1;
   }
 }
@@ -51,17 +52,16 @@ async function isReady(url: string, init: RequestInit, timeoutMs: number): Promi
     const body = (await res.text()).trim();
     return res.status === 200 ? undefined : `${url} answered ${res.status}: ${body.slice(0, 200)}`;
   } catch (err) {
-    return `${url}: ${(err as Error).message}`;
+    return `${url}: ${describeFetchError(err, timeoutMs)}`;
   }
 }
 
 export async function waitReadyMain(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { config, parsed } = loadAdminClientConfig(argv, env);
+  const { config, parsed } = loadWaitReadyConfig(argv, env);
   if (parsed.help) {
-    process.stdout.write(formatHelp(WAIT_READY_USAGE, WAIT_READY_SUMMARY, ADMIN_CLIENT_FLAGS));
+    process.stdout.write(formatHelp(WAIT_READY_USAGE, WAIT_READY_SUMMARY, WAIT_READY_FLAGS));
     return 0;
   }
-  if (config.forever) throw new ConfigError("--forever is a flag of `meshext drain`");
   const targets = [`${config.admin.replace(/\/+$/, "")}/ready`];
   if (config.envoyAdmin) targets.push(`${config.envoyAdmin.replace(/\/+$/, "")}/ready`);
   const deadline = Date.now() + config.timeoutMs;

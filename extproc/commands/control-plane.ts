@@ -1,5 +1,5 @@
 // `meshext control-plane`: run the embedded control plane (Kuma REST API for policies and dataplanes) until a signal.
-import { CONTROL_PLANE_FLAGS, type ControlPlaneConfig, listensOnLoopbackOnly, loadControlPlaneConfig } from "../config/control-plane.js";
+import { CONTROL_PLANE_ENV_PREFIX, CONTROL_PLANE_FLAGS, type ControlPlaneConfig, listensOnLoopbackOnly, loadControlPlaneConfig } from "../config/control-plane.js";
 import { ConfigError, formatHelp, pinnedKumaVersion } from "../config/flags.js";
 import { startControlPlane, type RunningControlPlane } from "../control-plane/server.js";
 import { createLogger, type Logger } from "../log.js";
@@ -30,7 +30,7 @@ export async function startFromConfig(config: ControlPlaneConfig, log: Logger): 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const { config, parsed } = loadControlPlaneConfig(argv, env);
   if (parsed.help) {
-    process.stdout.write(formatHelp(CONTROL_PLANE_USAGE, CONTROL_PLANE_SUMMARY, CONTROL_PLANE_FLAGS));
+    process.stdout.write(formatHelp(CONTROL_PLANE_USAGE, CONTROL_PLANE_SUMMARY, CONTROL_PLANE_FLAGS, CONTROL_PLANE_ENV_PREFIX));
     return 0;
   }
   const log = createLogger(config.logLevel);

@@ -6,7 +6,7 @@ import { formatFailure } from "../inject/failure.js";
 import { injectText } from "../inject/injector.js";
 import { type ContainerPatchSource, controlPlaneSource, loadPatchDir, NO_PATCHES, PatchSourceError } from "../inject/patch-source.js";
 import { renderSidecars } from "../inject/render.js";
-import { INJECT_FLAGS, type InjectSettings, loadInjectSettings } from "../inject/settings.js";
+import { INJECT_ENV_PREFIX, INJECT_FLAGS, type InjectSettings, loadInjectSettings } from "../inject/settings.js";
 
 const USAGE = "meshext inject [-f FILE] [--patches DIR | --control-plane URL] [flags]";
 const SUMMARY =
@@ -29,7 +29,7 @@ async function patchSource(s: InjectSettings): Promise<ContainerPatchSource> {
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const { settings, parsed } = loadInjectSettings(argv, env);
   if (parsed.help) {
-    process.stdout.write(formatHelp(USAGE, SUMMARY, INJECT_FLAGS));
+    process.stdout.write(formatHelp(USAGE, SUMMARY, INJECT_FLAGS, INJECT_ENV_PREFIX));
     return 0;
   }
   let text: string;

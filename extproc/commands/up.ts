@@ -3,7 +3,7 @@
 // one process; prints where everything listens and how to try it.
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { CONTROL_PLANE_FLAGS, type ControlPlaneConfig } from "../config/control-plane.js";
+import { CONTROL_PLANE_ENV_PREFIX, CONTROL_PLANE_FLAGS, type ControlPlaneConfig } from "../config/control-plane.js";
 import { checkEnvoyConfig, type EnvoyConfig } from "../config/envoy.js";
 import { ConfigError, type FlagSpec, formatHelp, pinnedKumaVersion, resolveConfig } from "../config/flags.js";
 import { checkSidecarConfig, type SidecarConfig } from "../config/sidecar.js";
@@ -45,9 +45,9 @@ export function upSidecarConfig<C extends SidecarConfig>(base: C, controlPlaneUr
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { config: upConfig, parsed } = resolveConfig(UP_FLAGS, argv, env);
+  const { config: upConfig, parsed } = resolveConfig(UP_FLAGS, argv, env, CONTROL_PLANE_ENV_PREFIX);
   if (parsed.help) {
-    process.stdout.write(formatHelp(UP_USAGE, UP_SUMMARY, UP_FLAGS));
+    process.stdout.write(formatHelp(UP_USAGE, UP_SUMMARY, UP_FLAGS, CONTROL_PLANE_ENV_PREFIX));
     process.stdout.write("\nSidecar and Envoy flags (after --):\n\n" + formatHelp("meshext up -- [flags]", "", RUN_FLAGS));
     return 0;
   }

@@ -5,6 +5,13 @@ import { splitHostPort } from "../host-port.js";
 import { DEFAULT_KUMA_VERSION } from "../kuma-rest/kuma-version.js";
 import { type FlagSpec, type FlagValues, type ParsedArgs, resolveFlags, pinnedKumaVersion } from "./flags.js";
 
+/**
+ * The control plane's variables are its own (MESHEXT_CONTROL_PLANE_LISTEN, _CONFIG, _DATA_DIR…): `meshext up` reads
+ * both tables from one environment, where a shared MESHEXT_CONFIG would hand one command the other's file. The one
+ * name it shares with the sidecar, MESHEXT_CONTROL_PLANE_TOKEN, means the same token on both sides.
+ */
+export const CONTROL_PLANE_ENV_PREFIX = "MESHEXT_CONTROL_PLANE_";
+
 export const CONTROL_PLANE_FLAGS = [
   { key: "config", flag: "config", type: "path", default: "", help: "YAML or JSON file of flag values (keys are flag names)." },
   { key: "listen", flag: "listen", type: "hostport", default: "127.0.0.1:5681", help: "Address of the REST API (Kuma's default port). Loopback unless you set a token." },
@@ -22,7 +29,7 @@ export type ControlPlaneConfig = FlagValues<typeof CONTROL_PLANE_FLAGS>;
 
 /** Resolves the control plane's flags (throws ConfigError on bad values). */
 export function loadControlPlaneConfig(argv: readonly string[], env: NodeJS.ProcessEnv): { config: ControlPlaneConfig; parsed: ParsedArgs } {
-  const parsed = resolveFlags(CONTROL_PLANE_FLAGS, argv, env);
+  const parsed = resolveFlags(CONTROL_PLANE_FLAGS, argv, env, CONTROL_PLANE_ENV_PREFIX);
   const config = parsed.values as ControlPlaneConfig;
   pinnedKumaVersion(config.kumaVersion);
   return { config, parsed };

@@ -37,9 +37,12 @@ type ValueOf<S extends FlagSpec> = S["type"] extends "int" | "ratio" | "duration
 /** The typed object a flag table resolves to: one field per spec, named by its key. */
 export type FlagValues<Specs extends readonly FlagSpec[]> = { [S in Specs[number] as S["key"]]: ValueOf<S> };
 
-/** MESHEXT_GRPC_LISTEN for grpc-listen. */
-export function envName(flag: string): string {
-  return "MESHEXT_" + flag.toUpperCase().replace(/-/g, "_");
+/** The environment prefix of the sidecar's flags (and of drain / wait-ready, whose shared flags mean the same). */
+export const DEFAULT_ENV_PREFIX = "MESHEXT_";
+
+/** MESHEXT_GRPC_LISTEN for grpc-listen; each command whose flags would mean something else has its own prefix. */
+export function envName(flag: string, prefix = DEFAULT_ENV_PREFIX): string {
+  return prefix + flag.toUpperCase().replace(/-/g, "_");
 }
 
 function coerce(spec: FlagSpec, raw: unknown, source: string): string | number | boolean {
@@ -139,6 +142,8 @@ function readConfigFile(path: string, specs: readonly FlagSpec[]): Map<FlagSpec,
 
 export interface ParsedArgs {
   values: Resolved;
+  /** Where each value that is not a default came from: "flag --x", "environment MESHEXT_X", "config file PATH". */
+  sources: Record<string, string>;
   /** Arguments after `--` (e.g. the Envoy command line for `meshext run`). */
   rest: string[];
   help: boolean;
@@ -148,7 +153,7 @@ export interface ParsedArgs {
  * Resolves every flag of a command: defaults, then the --config file, then MESHEXT_* env,
  * then argv. Throws ConfigError naming the flag on the first bad value.
  */
-export function resolveFlags(specs: readonly FlagSpec[], argv: readonly string[], env: NodeJS.ProcessEnv): ParsedArgs {
+export function resolveFlags(specs: readonly FlagSpec[], argv: readonly string[], env: NodeJS.ProcessEnv, envPrefix = DEFAULT_ENV_PREFIX): ParsedArgs {
   const fromArgv = new Map<FlagSpec, unknown>();
   const rest: string[] = [];
   let help = false;
@@ -182,23 +187,34 @@ export function resolveFlags(specs: readonly FlagSpec[], argv: readonly string[]
     }
   }
   const values: Resolved = {};
+  const sources: Record<string, string> = {};
   for (const spec of specs) values[spec.key] = spec.default;
 
   const configSpec = specs.find((s) => s.key === "config");
   const configPath =
-    (configSpec && (fromArgv.get(configSpec) as string | undefined)) ?? (configSpec ? env[envName(configSpec.flag)] : undefined);
+    (configSpec && (fromArgv.get(configSpec) as string | undefined)) ?? (configSpec ? env[envName(configSpec.flag, envPrefix)] : undefined);
   if (configSpec && configPath) {
     values.config = configPath;
-    for (const [spec, raw] of readConfigFile(configPath, specs)) values[spec.key] = coerce(spec, raw, `config file ${configPath}:`);
+    for (const [spec, raw] of readConfigFile(configPath, specs)) {
+      values[spec.key] = coerce(spec, raw, `config file ${configPath}:`);
+      sources[spec.key] = `config file ${configPath}`;
+    }
   }
   for (const spec of specs) {
-    const raw = env[envName(spec.flag)];
-    if (raw !== undefined && spec.key !== "config") values[spec.key] = coerce(spec, raw, `environment ${envName(spec.flag)}:`);
+    const name = envName(spec.flag, envPrefix);
+    const raw = env[name];
+    if (raw !== undefined && spec.key !== "config") {
+      values[spec.key] = coerce(spec, raw, `environment ${name}:`);
+      sources[spec.key] = `environment ${name}`;
+    }
   }
   for (const [spec, raw] of fromArgv) {
-    if (spec.key !== "config") values[spec.key] = coerce(spec, raw, "flag");
+    if (spec.key !== "config") {
+      values[spec.key] = coerce(spec, raw, "flag");
+      sources[spec.key] = `flag --${spec.flag}`;
+    }
   }
-  return { values, rest, help };
+  return { values, sources, rest, help };
 }
 
 function showDefault(spec: FlagSpec): string {
@@ -208,8 +224,8 @@ function showDefault(spec: FlagSpec): string {
 }
 
 /** resolveFlags, typed by the table: the values as that table's FlagValues. */
-export function resolveConfig<Specs extends readonly FlagSpec[]>(specs: Specs, argv: readonly string[], env: NodeJS.ProcessEnv): { config: FlagValues<Specs>; parsed: ParsedArgs } {
-  const parsed = resolveFlags(specs, argv, env);
+export function resolveConfig<Specs extends readonly FlagSpec[]>(specs: Specs, argv: readonly string[], env: NodeJS.ProcessEnv, envPrefix = DEFAULT_ENV_PREFIX): { config: FlagValues<Specs>; parsed: ParsedArgs } {
+  const parsed = resolveFlags(specs, argv, env, envPrefix);
   return { config: parsed.values as FlagValues<Specs>, parsed };
 }
 
@@ -221,15 +237,21 @@ export function formatDurationMs(ms: number): string {
 }
 
 /** Help text: one line per flag with its env variable and default. */
-export function formatHelp(usage: string, summary: string, specs: readonly FlagSpec[]): string {
-  const lines = [`Usage: ${usage}`, "", summary, "", "Flags (each also settable as MESHEXT_<FLAG> or in the --config file):"];
+export function formatHelp(usage: string, summary: string, specs: readonly FlagSpec[], envPrefix = DEFAULT_ENV_PREFIX): string {
+  const lines = [`Usage: ${usage}`, "", summary, "", `Flags (each also settable as ${envPrefix}<FLAG> or in the --config file):`];
   for (const spec of specs) {
     const kind = spec.type === "enum" ? spec.values!.join("|") : spec.type === "bool" ? "" : spec.type.toUpperCase();
     lines.push(`  --${spec.flag}${kind ? " " + kind : ""}`);
-    lines.push(`      ${spec.help} [default: ${showDefault(spec)}] [env: ${envName(spec.flag)}]`);
+    lines.push(`      ${spec.help} [default: ${showDefault(spec)}] [env: ${envName(spec.flag, envPrefix)}]`);
   }
   lines.push("  -h, --help", "      Show this help.");
   return lines.join("\n") + "\n";
+}
+
+/** "--patches (environment MESHEXT_INJECT_PATCHES)": a flag with where its value came from, for errors about several. */
+export function flagWithSource(parsed: Pick<ParsedArgs, "sources">, spec: Pick<FlagSpec, "key" | "flag">): string {
+  const source = parsed.sources[spec.key];
+  return source && source !== `flag --${spec.flag}` ? `--${spec.flag} (from ${source})` : `--${spec.flag}`;
 }
 
 /** A `--kuma-version` value as a supported minor; "" (auto-detect) gives undefined; anything else is a ConfigError. */

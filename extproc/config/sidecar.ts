@@ -1,6 +1,6 @@
 // The sidecar's settings: one table of flags with their defaults (the only place defaults live),
 // and the typed SidecarConfig they resolve to (derived from the table, field for field).
-import { ConfigError, type FlagSpec, type FlagValues, type ParsedArgs, pinnedKumaVersion, resolveConfig } from "./flags.js";
+import { ConfigError, type FlagSpec, type FlagValues, flagWithSource, type ParsedArgs, pinnedKumaVersion, resolveConfig } from "./flags.js";
 
 export const SIDECAR_FLAGS = [
   { key: "config", flag: "config", type: "path", default: "", help: "YAML or JSON file of flag values (keys are flag names)." },
@@ -11,6 +11,7 @@ export const SIDECAR_FLAGS = [
   { key: "logLevel", flag: "log-level", type: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"], default: "info", help: "Log level of the JSON log lines on stdout." },
   // policy decisions
   { key: "policies", flag: "policies", type: "path", default: "", help: "Directory of Kuma policy YAML/JSON files to load and follow (instead of a control plane)." },
+  { key: "allowInvalidPolicies", flag: "allow-invalid-policies", type: "bool", default: false, help: "With --policies: load the valid documents even when some are rejected at start. Without it a rejected document at the first load keeps the sidecar not ready (answering per --before-first-sync) until it is fixed; later rejections always keep that policy's last good version." },
   { key: "controlPlane", flag: "control-plane", type: "url", default: "", help: "Kuma (or embedded) control plane REST API URL to fetch policies from." },
   { key: "controlPlaneToken", flag: "control-plane-token", type: "string", default: "", help: "Bearer token for the control plane API." },
   { key: "controlPlaneMaxListBytes", flag: "control-plane-max-list-bytes", type: "int", default: 32 << 20, min: 1024, help: "Most bytes read from the control plane in one sync (every kind's list, all pages together): a larger answer fails the sync and the last good set stays." },
@@ -27,7 +28,7 @@ export const SIDECAR_FLAGS = [
   { key: "trustKumaTagsHeader", flag: "trust-kuma-tags-header", type: "bool", default: false, help: "Take client tags from x-kuma-tags (spoofable without mTLS)." },
   { key: "explainHeader", flag: "explain-header", type: "bool", default: false, help: "Add x-meshext-decision to denied responses, naming the deciding policy." },
   { key: "messageTimeoutMs", flag: "message-timeout", type: "duration", default: 200, help: "Envoy ext_proc message_timeout; longer fault delays send override_message_timeout first." },
-  { key: "maxMessageTimeoutMs", flag: "max-message-timeout", type: "duration", default: 0, help: "Envoy ext_proc max_message_timeout (0: Envoy cannot extend, delays are capped below message-timeout)." },
+  { key: "maxMessageTimeoutMs", flag: "max-message-timeout", type: "duration", default: 0, help: "Envoy ext_proc max_message_timeout, as the Envoy in front of this sidecar sets it (envoy/envoy.yaml sets 5s: pass --max-message-timeout 5s with it). 0, the safe default for an Envoy that does not set it: delays are capped below --message-timeout and counted." },
   { key: "maxStreamsPerConnection", flag: "max-streams-per-connection", type: "int", default: 0, min: 0, help: "Ask Envoy to reconnect (graceful GOAWAY) after this many ext_proc streams on one HTTP/2 connection; 0 (the default) never does: through a real Envoy rotation failed ~1 % of requests and saved none (README, rapid-reset)." },
   { key: "heartbeatIntervalMs", flag: "heartbeat-interval", type: "duration", default: 10000, min: 100, help: "How often the dataplane heartbeats to the control plane." },
   // decision log (docs: README "Decision log")
@@ -54,20 +55,21 @@ export type SidecarConfig = FlagValues<typeof SIDECAR_FLAGS>;
 /** Resolves the sidecar's flags into a typed config (throws ConfigError on bad values). */
 export function loadSidecarConfig(argv: readonly string[], env: NodeJS.ProcessEnv): { config: SidecarConfig; parsed: ParsedArgs } {
   const { config, parsed } = resolveConfig(SIDECAR_FLAGS, argv, env);
-  return { config: checkSidecarConfig(config), parsed };
+  return { config: checkSidecarConfig(config, parsed), parsed };
 }
 
-/** The checks that span sidecar flags; throws ConfigError naming them. */
-export function checkSidecarConfig<C extends SidecarConfig>(config: C): C {
+/** The checks that span sidecar flags; throws ConfigError naming them (and where each value came from, given `parsed`). */
+export function checkSidecarConfig<C extends SidecarConfig>(config: C, parsed?: Pick<ParsedArgs, "sources">): C {
+  const flag = (key: (typeof SIDECAR_FLAGS)[number]["key"]) => (parsed ? flagWithSource(parsed, SIDECAR_FLAGS.find((f) => f.key === key)!) : `--${SIDECAR_FLAGS.find((f) => f.key === key)!.flag}`);
   if (config.drainMinMs > config.drainTimeMs) {
-    throw new ConfigError(`--drain-min (${config.drainMinMs}ms) must not exceed --drain-time (${config.drainTimeMs}ms)`);
+    throw new ConfigError(`${flag("drainMinMs")} (${config.drainMinMs}ms) must not exceed ${flag("drainTimeMs")} (${config.drainTimeMs}ms)`);
   }
   for (const name of decisionLogHeaderNames(config)) {
     if (!HEADER_NAME.test(name)) throw new ConfigError(`--decision-log-headers: ${JSON.stringify(name)} is not a header name (letters, digits and !#$%&'*+-.^_\`|~; comma-separated)`);
   }
   pinnedKumaVersion(config.kumaVersion);
   if (config.policies && config.controlPlane) {
-    throw new ConfigError("--policies and --control-plane are exclusive: pick one policy source");
+    throw new ConfigError(`${flag("policies")} and ${flag("controlPlane")} are exclusive: pick one policy source`);
   }
   return config;
 }

@@ -23,7 +23,7 @@
 // Drain-forever (Kuma PR #9904): steps 1–3 as above, with /drain_listeners?inboundonly&graceful&skip_exit,
 // then no deadline: the app keeps being served until kubelet's SIGTERM, which goes straight to step 5.
 import { StepRunner } from "./step-runner.js";
-import { FORCED_EXIT_CODE, type DrainClock, type DrainEffects, type DrainLog, type DrainMode, type DrainOptions, type DrainPhase, type DrainResult, type DrainSnapshot } from "./types.js";
+import { FORCED_EXIT_CODE, type DrainClock, type DrainEffects, type DrainLog, type DrainMode, type DrainOptions, type DrainPhase, type DrainResult, type DrainSnapshot, type Skipped } from "./types.js";
 
 export { FORCED_EXIT_CODE };
 
@@ -241,7 +241,7 @@ export class DrainController {
   }
 
   /** A step before the wait: bounded by the call timeout and the deadline, skipped once hurried. */
-  private async drainingStep(name: string, fn: () => Promise<void>): Promise<void> {
+  private async drainingStep(name: string, fn: () => Promise<void | Skipped>): Promise<void> {
     if (this.hurried || this.isDone()) {
       this.log.info({ step: name, outcome: "skipped" }, `drain step ${name}: skipped`);
       return;

@@ -9,6 +9,7 @@ import { DrainController, type DrainClock, type DrainEffects } from "./controlle
 import { EnvoyAdminClient } from "./envoy-admin.js";
 import { registerDrainMetrics } from "./metrics.js";
 import { registerDrainRoutes } from "./routes.js";
+import { skipped } from "./types.js";
 
 /** The parts of the sidecar the drain acts on (extproc/sidecar.ts's Sidecar fits). */
 export interface DrainHost {
@@ -42,6 +43,9 @@ export interface InstallDrainOptions {
 
 export const READINESS_GATE = "draining";
 
+const NO_ENVOY_ADMIN = skipped("no --envoy-admin");
+const NO_CONTROL_PLANE_SKIP = skipped("no --control-plane");
+
 export const SYSTEM_CLOCK: DrainClock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
@@ -64,10 +68,10 @@ export function installDrain(host: DrainHost, settings: DrainSettings, options: 
   const effects: DrainEffects = {
     setReady: () => host.readiness.set(READINESS_GATE, "draining"),
     setHealthNotServing: () => host.health.setServing(false),
-    failEnvoyHealthchecks: async () => envoy?.failHealthchecks(),
-    drainListeners: async () => envoy?.drainListeners(),
-    drainListenersForever: async () => envoy?.drainListenersForever(),
-    markDraining: () => lifecycle.markDraining(),
+    failEnvoyHealthchecks: async () => (envoy ? envoy.failHealthchecks() : NO_ENVOY_ADMIN),
+    drainListeners: async () => (envoy ? envoy.drainListeners() : NO_ENVOY_ADMIN),
+    drainListenersForever: async () => (envoy ? envoy.drainListenersForever() : NO_ENVOY_ADMIN),
+    markDraining: async () => (lifecycle === NO_CONTROL_PLANE ? NO_CONTROL_PLANE_SKIP : lifecycle.markDraining()),
     readInflight: async () => {
       if (!envoy) return undefined;
       const n = await envoy.downstreamRequestsActive(settings.inboundStatPrefix);
@@ -80,10 +84,10 @@ export function installDrain(host: DrainHost, settings: DrainSettings, options: 
       }
       return n;
     },
-    deregister: () => lifecycle.deregister(),
-    stopEnvoy: async () => options.stopEnvoy?.(),
+    deregister: async () => (lifecycle === NO_CONTROL_PLANE ? NO_CONTROL_PLANE_SKIP : lifecycle.deregister()),
+    stopEnvoy: async () => (options.stopEnvoy ? options.stopEnvoy() : skipped("Envoy is not our child (meshext run starts it)")),
     // Our child: stop it as usual. Someone else's (a classic pod's Envoy container): ask it to exit.
-    quitEnvoy: async () => (options.stopEnvoy ? options.stopEnvoy() : envoy?.quit()),
+    quitEnvoy: async () => (options.stopEnvoy ? options.stopEnvoy() : envoy ? envoy.quit() : NO_ENVOY_ADMIN),
     closeServers: () => host.stop(options.serverCloseGraceMs ?? 2000),
   };
   controller = new DrainController(

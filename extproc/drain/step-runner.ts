@@ -1,6 +1,6 @@
 // The timing half of the drain: runs each step bounded by a timeout (and, before the wait, by a
 // "hurry"), logs its outcome, and sleeps in a way a hurry can cut short. Pure: clock injected.
-import type { DrainClock, DrainLog } from "./types.js";
+import { isSkipped, type DrainClock, type DrainLog, type Skipped } from "./types.js";
 
 export type StepOutcome = "ok" | "failed" | "timeout" | "cut short";
 
@@ -28,13 +28,14 @@ export class StepRunner {
     this.hurryWaiters.clear();
   }
 
-  async step(name: string, fn: () => Promise<void>, timeoutMs?: number, cutByHurry = false): Promise<void> {
+  async step(name: string, fn: () => Promise<void | Skipped>, timeoutMs?: number, cutByHurry = false): Promise<void> {
     const t0 = this.clock.now();
     const r = await this.bounded(fn, timeoutMs, cutByHurry);
     if (this.isDone()) return;
     const fields: Record<string, unknown> = { step: name, outcome: r.outcome, ms: this.clock.now() - t0, afterMs: this.elapsedMs() };
     if (r.error !== undefined) fields.err = r.error instanceof Error ? r.error.message : String(r.error);
-    if (r.outcome === "ok") this.log.info(fields, `drain step ${name}: ok`);
+    if (r.outcome === "ok" && isSkipped(r.value)) this.log.info({ ...fields, outcome: "skipped", reason: r.value.skipped }, `drain step ${name}: skipped (${r.value.skipped})`);
+    else if (r.outcome === "ok") this.log.info(fields, `drain step ${name}: ok`);
     else this.log.warn(fields, `drain step ${name}: ${r.outcome}`);
   }
 

@@ -5,6 +5,16 @@ export type DrainPhase = "serving" | "draining" | "exiting" | "done";
 /** `drain`: timed (min..max); `forever`: until a signal; `exit`: no Envoy drain, no wait (quit, or --exit-on-sigterm). */
 export type DrainMode = "drain" | "forever" | "exit";
 
+/** What an effect resolves to when it had nothing to act on (no Envoy admin, no control plane, no Envoy of ours). */
+export interface Skipped {
+  skipped: string;
+}
+
+/** The drain log then says `skipped` with this reason, never `ok`. */
+export const skipped = (reason: string): Skipped => ({ skipped: reason });
+
+export const isSkipped = (value: unknown): value is Skipped => typeof value === "object" && value !== null && typeof (value as Skipped).skipped === "string";
+
 /** What the controller does to the world; each may fail or hang, the controller bounds and logs it. */
 export interface DrainEffects {
   /** /ready answers 503 from now on. */
@@ -12,21 +22,21 @@ export interface DrainEffects {
   /** gRPC health answers NOT_SERVING from now on. */
   setHealthNotServing(): void;
   /** Envoy admin POST /healthcheck/fail. */
-  failEnvoyHealthchecks(): Promise<void>;
+  failEnvoyHealthchecks(): Promise<void | Skipped>;
   /** Envoy admin POST /drain_listeners?graceful&inboundonly (only with the drainListeners option). */
-  drainListeners(): Promise<void>;
+  drainListeners(): Promise<void | Skipped>;
   /** Envoy admin POST /drain_listeners?inboundonly&graceful&skip_exit (drain-forever). */
-  drainListenersForever(): Promise<void>;
+  drainListenersForever(): Promise<void | Skipped>;
   /** Control plane: this dataplane is draining. */
-  markDraining(): Promise<void>;
+  markDraining(): Promise<void | Skipped>;
   /** Downstream requests active on Envoy's inbound listener; undefined when unknown. */
   readInflight(): Promise<number | undefined>;
   /** Control plane: remove this dataplane. */
-  deregister(): Promise<void>;
+  deregister(): Promise<void | Skipped>;
   /** Stop Envoy if we started it (no-op otherwise); resolves when it has exited. */
-  stopEnvoy(): Promise<void>;
+  stopEnvoy(): Promise<void | Skipped>;
   /** Quit mode: stop Envoy if ours, else ask it to exit (admin /quitquitquit), so a Job's pod completes. */
-  quitEnvoy(): Promise<void>;
+  quitEnvoy(): Promise<void | Skipped>;
   /** Close our own servers (gRPC, admin). */
   closeServers(): Promise<void>;
 }

@@ -2,7 +2,7 @@
 // either sidecar mode (classic containers, or native restartPolicy: Always init containers).
 // Pure: no I/O. Names here are how re-injection recognises its own containers.
 import { formatDurationMs } from "../config/flags.js";
-import { SIDECAR_ENV, SIDECAR_RESOURCES } from "../config/runtime.js";
+import { SIDECAR_RESOURCES } from "../config/runtime.js";
 import { SIDECAR_FLAGS } from "../config/sidecar.js";
 import { DRAIN_PATHS } from "../drain/routes.js";
 import { type InjectSettings, sidecarDefaultPort } from "./settings.js";
@@ -142,7 +142,6 @@ export function renderSidecar(s: InjectSettings, mode: SidecarMode = "classic"):
     env: [
       { name: "MESHEXT_DATAPLANE_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
       { name: "MESHEXT_DATAPLANE_ADDRESS", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
-      ...Object.entries(SIDECAR_ENV).map(([name, value]) => ({ name, value })),
       ...(s.sidecarControlPlane ? [{ name: "MESHEXT_CONTROL_PLANE", value: s.sidecarControlPlane }] : []),
     ],
     ports: [

@@ -1,6 +1,6 @@
 // The flags of `meshext inject` and the typed InjectSettings they resolve to. Defaults shared with
 // the sidecar (drain time, its ports) are read from SIDECAR_FLAGS, never repeated here.
-import { ConfigError, type FlagSpec, type ParsedArgs, resolveFlags } from "../config/flags.js";
+import { ConfigError, type FlagSpec, flagWithSource, type ParsedArgs, resolveFlags } from "../config/flags.js";
 import { SIDECAR_FLAGS } from "../config/sidecar.js";
 
 type SidecarKey = (typeof SIDECAR_FLAGS)[number]["key"];
@@ -13,6 +13,9 @@ function sidecarFlag(key: SidecarKey): FlagSpec {
 export function sidecarDefaultPort(key: "grpcListen" | "adminListen"): number {
   return Number(String(sidecarFlag(key).default).split(":").pop());
 }
+
+/** inject's variables are its own (MESHEXT_INJECT_CONTROL_PLANE): MESHEXT_CONTROL_PLANE is the sidecar's policy source. */
+export const INJECT_ENV_PREFIX = "MESHEXT_INJECT_";
 
 export const INJECT_FLAGS = [
   { key: "config", flag: "config", type: "path", default: "", help: "YAML or JSON file of flag values (keys are flag names)." },
@@ -90,7 +93,7 @@ function expandShortFlags(argv: readonly string[]): string[] {
 
 /** Resolves the inject flags (throws ConfigError on bad values). */
 export function loadInjectSettings(argv: readonly string[], env: NodeJS.ProcessEnv): { settings: InjectSettings; parsed: ParsedArgs } {
-  const parsed = resolveFlags(INJECT_FLAGS, expandShortFlags(argv), env);
+  const parsed = resolveFlags(INJECT_FLAGS, expandShortFlags(argv), env, INJECT_ENV_PREFIX);
   const v = parsed.values;
   if (parsed.rest.length > 0) throw new ConfigError(`unexpected arguments after --: ${parsed.rest.join(" ")}`);
   const settings: InjectSettings = {
@@ -116,7 +119,8 @@ export function loadInjectSettings(argv: readonly string[], env: NodeJS.ProcessE
     if (settings[key].trim() === "") throw new ConfigError(`--${INJECT_FLAGS.find((f) => f.key === key)!.flag}: must not be empty`);
   }
   if (settings.patchesDir && settings.controlPlane) {
-    throw new ConfigError("--patches and --control-plane are exclusive: pick one ContainerPatch source");
+    const flag = (key: string) => flagWithSource(parsed, INJECT_FLAGS.find((f) => f.key === key)!);
+    throw new ConfigError(`${flag("patches")} and ${flag("controlPlane")} are exclusive: pick one ContainerPatch source`);
   }
   return { settings, parsed };
 }

@@ -1,10 +1,12 @@
 // Policies from a directory (--policies DIR): every *.yaml|*.yml|*.json, followed with fs.watch (debounced)
 // plus a periodic rescan: every 5 s while the directory cannot be watched, every 60 s as a safety net while
 // it can. A file or policy that fails to parse or validate is skipped and logged; the last good version of a
-// rejected policy stays.
+// rejected policy stays. With `requireValidFirstLoad`, a first scan with rejected documents applies nothing (the
+// sidecar stays not ready, answering per --before-first-sync) until a scan finds every document valid.
 // With `selectFor`, only the policies that might select that dataplane are held: the rest leave just their key.
 // Loads of many changed bytes are parsed in a short-lived worker thread (parse-worker.ts).
 import { watch } from "node:fs";
+import type { Registry } from "prom-client";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Dataplane } from "../policy/documents/dataplane.js";
@@ -12,6 +14,7 @@ import type { KumaVersion } from "../policy/model/kuma-version.js";
 import type { Rejected } from "../policy/documents/parse.js";
 import { resourcesOf } from "../policy/documents/resources.js";
 import { policyKey, type Policy } from "../policy/model/types.js";
+import { DirSourceMetrics } from "./dir-metrics.js";
 import { parseInWorker } from "./parse-in-worker.js";
 import { digest, type FileJob, type FileOutcome, type FileState, readPolicyFile } from "./policy-file.js";
 import { isFailClosed, keptLastGoodFor, kindAndName } from "./last-good.js";
@@ -41,6 +44,12 @@ export interface DirSourceOptions {
   workerMinBytes?: number;
   /** Whose validators decide what loads. @default the engine default (2.14) */
   kumaVersion?: KumaVersion;
+  /** Where meshext_policy_dir_rejected_policies(_total) are registered. @default not exported */
+  registry?: Registry;
+  /** Apply nothing until a scan finds no rejected document (later rejections keep last good versions). @default false */
+  requireValidFirstLoad?: boolean;
+  /** Told each time a first load is held back by rejected documents. */
+  onFirstLoadRefused?: (rejected: Rejected[]) => void;
 }
 
 export interface ScanReport {
@@ -73,8 +82,11 @@ export class DirPolicySource implements PolicySource {
   private pending: Promise<ScanReport> | undefined;
   private isLoaded = false;
   private stopped = false;
+  private readonly metrics: DirSourceMetrics | undefined;
 
-  constructor(private readonly opts: DirSourceOptions) {}
+  constructor(private readonly opts: DirSourceOptions) {
+    this.metrics = opts.registry ? new DirSourceMetrics(opts.registry) : undefined;
+  }
 
   get loaded(): boolean {
     return this.isLoaded;
@@ -164,7 +176,13 @@ export class DirPolicySource implements PolicySource {
     // Nothing read, nothing gone (the usual periodic rescan): the set in force is still the set.
     const same = this.isLoaded && this.lastApplied !== "" && next.size === this.files.size && [...next].every(([f, st]) => this.files.get(f) === st);
     this.files = next;
+    this.metrics?.rejected.set(rejected.length);
     if (same) return { files: next.size, policies: this.lastTotal, rejected, applied: false };
+    if (!this.isLoaded && rejected.length > 0 && this.opts.requireValidFirstLoad) {
+      this.opts.log?.error({ dir: this.opts.dir, rejected: rejected.length }, "policy documents rejected at the first load: nothing applied until they are fixed (or start with --allow-invalid-policies)");
+      this.opts.onFirstLoadRefused?.(rejected);
+      return { files: next.size, policies: 0, rejected, applied: false };
+    }
     const { policies, total } = combine(next.values());
     this.lastTotal = total;
     const resources = [...next.values()].flatMap((s) => s.resources);
@@ -226,6 +244,7 @@ export class DirPolicySource implements PolicySource {
       if ("error" in outcome) this.opts.log?.warn({ err: outcome.error, file: job.file }, "cannot read policy file; keeping its previous policies");
       else if ("unchanged" in outcome) next.set(job.file, prev && { ...prev, ...outcome.unchanged });
       else {
+        this.metrics?.rejectedTotal.inc(outcome.state.rejected.length);
         for (const r of outcome.state.rejected) this.opts.log?.warn({ file: job.file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
         for (const w of outcome.warned) this.opts.log?.warn({ file: job.file, ...w }, "policy uses deprecated Kuma fields");
         if (outcome.warnedNotHeld > 0) this.opts.log?.info({ file: job.file, policies: outcome.warnedNotHeld }, "policies that cannot select this dataplane use deprecated Kuma fields (not listed)");

@@ -197,7 +197,12 @@ export class HttpPolicySource implements PolicySource {
         this.longPollSupported = false;
         this.log.warn("control plane sends ETags but ignores If-None-Match; falling back to polling");
       }
-      return results.every((r) => r === "unchanged") ? "unchanged" : "changed";
+      if (results.every((r) => r === "unchanged")) {
+        // The control plane held every long-poll and confirmed the set is current: that is a successful sync.
+        this.recordSuccess();
+        return "unchanged";
+      }
+      return "changed";
     } catch (err) {
       if (round.signal.aborted && !this.inflight.signal.aborted && !(err instanceof SyncError)) return "changed";
       if (this.stopped) return "failed";

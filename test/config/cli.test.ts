@@ -62,3 +62,19 @@ test("cli › a port already in use exits 2 with one line naming the flag, and n
     t.notRegex(stderr, /\n\s+at /);
   }
 });
+
+test("cli › meshext --version prints package.json's version, and the sidecar's /metrics carries it as meshext_build_info", async (t) => {
+  const { readFileSync } = await import("node:fs");
+  const { startTestSidecar } = await import("../helpers/sidecar-harness.js");
+  const version = (JSON.parse(readFileSync("package.json", "utf8")) as { version: string }).version;
+  // When the release is asked for
+  const r = run(["--version"]);
+  // Then it is printed with the Node.js version, exit 0
+  t.is(r.status, 0);
+  t.is(r.stdout, `meshext ${version} (Node.js ${process.version})\n`);
+  // And a running sidecar exports the same release as a constant-1 gauge
+  const h = await startTestSidecar();
+  t.teardown(() => h.stop());
+  const metrics = await (await fetch(`${h.adminUrl}/metrics`)).text();
+  t.true(metrics.includes(`meshext_build_info{version="${version}",nodejs_version="${process.version}"} 1`), metrics.split("\n").filter((l) => l.includes("build_info")).join("\n"));
+});

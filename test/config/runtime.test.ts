@@ -1,13 +1,15 @@
-// runtime › the sidecar's shipped runtime settings are one setting: Node accepts the NODE_OPTIONS, envoy/Dockerfile's
-// meshext image sets them on a glibc base (MALLOC_ARENA_MAX is glibc's), and `meshext inject` puts them and the measured resources on the
-// sidecar container; and the image installs only the packages the compiled product imports.
+// runtime › the sidecar's shipped runtime settings belong to the program: Node accepts them, a long-running command
+// started without them relaunches itself with them (an operator's own values kept, an opt-out honoured, the child
+// never outliving the parent), envoy/Dockerfile and `meshext inject` do not repeat them (the image stays on a glibc
+// base: MALLOC_ARENA_MAX is glibc's), and the image installs only the packages the compiled product imports.
 import test from "ava";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SIDECAR_ENV, SIDECAR_RESOURCES } from "../../extproc/config/runtime.js";
+import { missingRuntimeSettings, SIDECAR_ENV, SIDECAR_NODE_FLAGS, SIDECAR_PROCESS_ENV, SIDECAR_RESOURCES } from "../../extproc/config/runtime.js";
+import { eventually } from "../control-plane/helpers.js";
 import { renderSidecar } from "../../extproc/inject/render.js";
 import { loadInjectSettings } from "../../extproc/inject/settings.js";
 
@@ -32,20 +34,118 @@ test("runtime › Node accepts the shipped NODE_OPTIONS, applies the semi-space 
   t.is(reported.gc, "function");
 });
 
-test("runtime › envoy/Dockerfile's meshext stage sets every shipped variable, on a glibc base image", (t) => {
-  // given the meshext stage of the Dockerfile; then each variable has its ENV line and the base is not musl (Alpine)
+test("runtime › envoy/Dockerfile's meshext stage does not repeat the settings (the program applies them), on a glibc base image", (t) => {
+  // given the meshext stage of the Dockerfile; then no ENV line sets a runtime setting and the base is not musl (Alpine)
   const stage = meshextStage();
-  for (const [name, value] of Object.entries(SIDECAR_ENV)) t.true(stage.includes(`ENV ${name}=${value.includes(" ") || value.startsWith("-") ? JSON.stringify(value) : value}`), `ENV ${name} in the meshext stage`);
+  for (const name of Object.keys(SIDECAR_ENV)) t.false(new RegExp(`^ENV ${name}\\b`, "m").test(stage), `ENV ${name} in the meshext stage`);
+  const instructions = stage.split("\n").filter((l) => !l.trimStart().startsWith("#")).join("\n");
+  for (const flag of SIDECAR_NODE_FLAGS) t.false(instructions.includes(flag), `${flag} in the meshext stage`);
   t.regex(stage, /^FROM node:\d+-slim AS meshext/);
   t.notRegex(stage, /alpine/i);
 });
 
-test("runtime › meshext inject gives the sidecar container the environment and the measured resources", (t) => {
-  // given the default inject settings; when the sidecar container is rendered; then it carries each variable and the resources
+test("runtime › meshext inject gives the sidecar container the measured resources and leaves the settings to the program", (t) => {
+  // given the default inject settings; when the sidecar container is rendered; then it has the resources and none of the variables
   const { sidecar } = renderSidecar(loadInjectSettings([], {}).settings);
   const env = sidecar.env as Array<{ name: string; value?: string }>;
-  for (const [name, value] of Object.entries(SIDECAR_ENV)) t.is(env.find((e) => e.name === name)?.value, value, name);
+  for (const name of Object.keys(SIDECAR_ENV)) t.is(env.find((e) => e.name === name), undefined, name);
   t.deepEqual(sidecar.resources, SIDECAR_RESOURCES);
+});
+
+test("runtime › missingRuntimeSettings adds only what is not given, and nothing when opted out or already relaunched", (t) => {
+  t.deepEqual(missingRuntimeSettings({}, []), { env: { ...SIDECAR_PROCESS_ENV }, nodeFlags: [...SIDECAR_NODE_FLAGS] });
+  t.is(missingRuntimeSettings({ ...SIDECAR_ENV }, []), undefined);
+  t.is(missingRuntimeSettings({ MALLOC_ARENA_MAX: "1" }, ["--max-semi-space-size=4", "--expose-gc"]), undefined);
+  // an operator's own values stay: only the options they did not give at all are added
+  t.deepEqual(missingRuntimeSettings({ MALLOC_ARENA_MAX: "4", NODE_OPTIONS: "--max-semi-space-size=16" }, []), { env: {}, nodeFlags: ["--expose-gc"] });
+  t.deepEqual(missingRuntimeSettings({ MALLOC_ARENA_MAX: "1" }, ["--expose_gc"]), { env: {}, nodeFlags: ["--max-semi-space-size=4"] });
+  t.is(missingRuntimeSettings({ MESHEXT_RUNTIME_SETTINGS: "off" }, []), undefined);
+  t.is(missingRuntimeSettings({ MESHEXT_RUNTIME_SETTINGS: "applied" }, []), undefined);
+});
+
+const CLI = join(ROOT, "dist/extproc/cli.js");
+/** The environment of a user's shell: no runtime settings, no MESHEXT_* variables. */
+const plainEnv = (extra: Record<string, string> = {}) => ({
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("MESHEXT_") && k !== "MALLOC_ARENA_MAX" && k !== "NODE_OPTIONS")),
+  ...extra,
+});
+
+/** Pids whose parent is `pid` (from /proc). */
+function childrenOf(pid: number): number[] {
+  return readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return Number(readFileSync(`/proc/${d}/stat`, "utf8").split(") ")[1]!.split(" ")[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+const environ = (pid: number) => Object.fromEntries(readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Starts `meshext sidecar` as a user would (plain `node dist/extproc/cli.js`), waiting for its "listening" line. */
+async function startSidecar(t: { teardown(fn: () => void): void }, args: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [CLI, "sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--drain-min", "0s", "--drain-time", "1s", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  t.teardown(() => void child.kill("SIGKILL"));
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr!.resume();
+  if (!(await eventually(() => out.includes('"msg":"listening"'), 30_000, 50))) throw new Error(`no listening line: ${out}`);
+  return child;
+}
+
+const exitOf = (child: ChildProcess) => new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.on("exit", (code) => resolve(code))));
+
+test("runtime › a sidecar started without the settings runs with them (relaunched), and passes on signals and its exit status", async (t) => {
+  // Given `meshext sidecar` started from a plain shell environment
+  const parent = await startSidecar(t, [], plainEnv());
+  // Then the process serving is a child running with MALLOC_ARENA_MAX=1, --max-semi-space-size=4 and --expose-gc
+  const [child] = childrenOf(parent.pid!);
+  t.truthy(child, "a relaunched child");
+  t.deepEqual(cmdline(child!).slice(1, 1 + SIDECAR_NODE_FLAGS.length), [...SIDECAR_NODE_FLAGS]);
+  t.is(environ(child!).MALLOC_ARENA_MAX, "1");
+  // When SIGTERM reaches the parent (kubelet, docker stop)
+  parent.kill("SIGTERM");
+  // Then the child drains and exits 0, and so does the parent
+  t.is(await exitOf(parent), 0);
+  t.false(alive(child!));
+});
+
+test("runtime › the relaunched child never outlives a parent killed with SIGKILL", async (t) => {
+  const parent = await startSidecar(t, [], plainEnv());
+  const [child] = childrenOf(parent.pid!);
+  t.truthy(child);
+  // When the parent is killed outright; then the child goes too
+  parent.kill("SIGKILL");
+  t.true(await eventually(() => !alive(child!) || readFileSync(`/proc/${child}/stat`, "utf8").split(") ")[1]!.startsWith("Z"), 10_000, 50), "the child exited");
+});
+
+test("runtime › an operator's own values are kept, and the opt-out (variable or argument) runs as started", async (t) => {
+  // Given their own MALLOC_ARENA_MAX and semi-space size: only --expose-gc is added
+  const own = await startSidecar(t, [], plainEnv({ MALLOC_ARENA_MAX: "4", NODE_OPTIONS: "--max-semi-space-size=16" }));
+  const [child] = childrenOf(own.pid!);
+  t.deepEqual(cmdline(child!).slice(1, 2), ["--expose-gc"]);
+  t.is(environ(child!).MALLOC_ARENA_MAX, "4");
+  own.kill("SIGKILL");
+  // Given MESHEXT_RUNTIME_SETTINGS=off, or --no-runtime-settings: no relaunch, the process started is the sidecar
+  for (const [args, env] of [[[], plainEnv({ MESHEXT_RUNTIME_SETTINGS: "off" })], [["--no-runtime-settings"], plainEnv()]] as const) {
+    const plain = await startSidecar(t, [...args], env);
+    t.deepEqual(childrenOf(plain.pid!), [], `no child with ${JSON.stringify(args)}`);
+    t.false(cmdline(plain.pid!).includes("--expose-gc"));
+    plain.kill("SIGKILL");
+  }
 });
 
 /** Packages a compiled module imports (`import … from "x"`, `export … from "x"`, `import "x"`, `import("x")`), builtins left out. */

@@ -74,12 +74,12 @@ test("decision log writer › a failing sink drops the lines as write_error and 
 
 test("decision log › --decision-log stdout puts whole JSON lines on stdout beside the process log", async (t) => {
   // Given the real sidecar process writing its decision log to stdout
-  const proc = spawnMeshext(["sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--decision-log", "stdout", "--before-first-sync", "deny", "--policies", "/nonexistent-policies"]);
+  const proc = spawnMeshext(["sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--decision-log", "stdout", "--before-first-sync", "deny", "--control-plane", "http://127.0.0.1:9", "--kuma-version", "2.14"]);
   t.teardown(() => proc.child.kill("SIGKILL"));
   const listening = await proc.waitForLine((l) => l.msg === "listening", 30_000);
   const envoy = new EnvoyExtProcClient(String(listening.grpc), { messageTimeoutMs: 5000 });
   t.teardown(() => envoy.close());
-  // When requests arrive (no policies loaded: each is a 503 not-ready denial)
+  // When requests arrive (no policies loaded, the control plane port is closed: each is a 503 not-ready denial)
   for (let i = 0; i < 3; i++) await envoy.request({ headers: [["x-request-id", `s${i}`]] });
   // Then each is one parseable line on stdout, next to the ordinary log lines
   const records = await proc.waitForLine((l) => (l as Record<string, unknown>).requestId === "s2" && "outcome" in l, 10_000).then(() => proc.lines.filter((l) => "outcome" in l));

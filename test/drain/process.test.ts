@@ -73,10 +73,10 @@ test.serial("drain › sidecar process: SIGTERM fails Envoy health checks, flips
     "start:",
     "ready_503_health_not_serving:ok",
     "envoy_healthcheck_fail:ok",
-    "control_plane_draining:ok",
+    "control_plane_draining:skipped",
     "wait:",
-    "control_plane_deregister:ok",
-    "stop_envoy:ok",
+    "control_plane_deregister:skipped",
+    "stop_envoy:skipped",
     "close_servers:ok",
     "exit:",
   ]);
@@ -163,7 +163,7 @@ test.serial("drain › sidecar process: reports draining to the control plane, t
   const t0 = Date.now();
   while (!registered() && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 50));
   t.true(registered(), `the sidecar registered its dataplane (calls: ${cp.dataplaneCalls().join(", ")})`);
-  const sigtermAtMs = Date.now();
+  const sentAt = Date.now();
   p.child.kill("SIGTERM");
   t.is((await p.exited).code, 0, p.stderr());
   const calls = cp.calls.filter((c) => c.path.startsWith("/meshes/default/dataplanes/web-1"));
@@ -171,7 +171,7 @@ test.serial("drain › sidecar process: reports draining to the control plane, t
   const deleted = calls.findIndex((c) => c.method === "DELETE");
   t.true(draining !== -1, "control plane told the dataplane is draining");
   t.true(deleted > draining, "deregistered after draining was reported");
-  // The minimum counts from the drain's start (the SIGTERM), not from the draining report, which a loaded machine
-  // may deliver late: the DELETE comes at least MIN_MS after the signal.
-  t.true(calls[deleted]!.atMs - sigtermAtMs >= MIN_MS - 50, `deregistration waits out the drain (${calls[deleted]!.atMs - sigtermAtMs} ms after SIGTERM)`);
+  // The minimum runs from the drain's start, which follows the signal: measured from the signal, not from the
+  // draining call (that call can itself come late on a loaded machine).
+  t.true(calls[deleted]!.atMs - sentAt >= MIN_MS, `deregistration waits out the drain (${calls[deleted]!.atMs - sentAt} ms after SIGTERM)`);
 });

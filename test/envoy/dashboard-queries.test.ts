@@ -17,7 +17,7 @@ import { ALERTS_YML, DASHBOARD_JSON, ENVOY_DIR, PROMETHEUS_YML, readYaml, ROOT, 
 const SIDECAR_JOB = "meshext-sidecar";
 const CONTROL_PLANE_JOB = "meshext-control-plane";
 /** What Grafana puts in for its built-in variables when the dashboard runs (the test's scrape interval is 1 s). */
-const GRAFANA_VARIABLES: Record<string, string> = { $__rate_interval: "1m", $__range: "10m" };
+const GRAFANA_VARIABLES: Record<string, string> = { $__rate_interval: "1m", $__range: "10m", $namespace: ".*", $dataplane: ".*", $instance: ".*", $mesh: ".*" };
 
 /** Metric names the wasm filter exports on Envoy's /stats/prometheus, from the contract the filter is built with. */
 const WASM_METRICS = new Set<string>(
@@ -26,15 +26,22 @@ const WASM_METRICS = new Set<string>(
     .map(([, value]) => value),
 );
 /**
- * Envoy's own series the dashboard reads: http.<stat_prefix>.downstream_rq_active (what the drain controller polls,
- * extproc/drain/envoy-admin.ts) as Envoy's Prometheus output names it, with the prefix as a label.
+ * Envoy's own series the dashboard and alerts read: http.<stat_prefix>.downstream_rq_active (what the drain controller
+ * polls, extproc/drain/envoy-admin.ts) and the ext_proc filter's http.<stat_prefix>.ext_proc.* counters, as Envoy's
+ * Prometheus output names them, with the prefix as a label (test/envoy/ext-proc-stat-names.test.ts checks the
+ * ext_proc names against a real Envoy).
  */
-const ENVOY_NATIVE_METRICS = new Set(["envoy_http_downstream_rq_active"]);
+const ENVOY_NATIVE_METRICS = new Set(["envoy_http_downstream_rq_active", "envoy_http_ext_proc_streams_started", "envoy_http_ext_proc_streams_failed", "envoy_http_ext_proc_message_timeouts"]);
 const isEnvoyOnly = (name: string): boolean => WASM_METRICS.has(name) || ENVOY_NATIVE_METRICS.has(name);
+
+/** Label names of Envoy's series that look like metric names (in `by (…)` clauses). */
+const ENVOY_LABELS = new Set(["envoy_http_conn_manager_prefix"]);
 
 /** Vector selectors (metric name with its matchers) in a PromQL expression. */
 export function vectorSelectors(expr: string): Array<{ name: string; selector: string }> {
-  return [...expr.matchAll(/\b((?:meshext|envoy)_[a-zA-Z0-9_]+)(\{[^}]*\})?/g)].map((m) => ({ name: m[1]!, selector: m[1]! + (m[2] ?? "") }));
+  return [...expr.matchAll(/\b((?:meshext|envoy)_[a-zA-Z0-9_]+)(\{[^}]*\})?/g)]
+    .filter((m) => !ENVOY_LABELS.has(m[1]!))
+    .map((m) => ({ name: m[1]!, selector: m[1]! + (m[2] ?? "") }));
 }
 
 const withVariables = (expr: string): string => Object.entries(GRAFANA_VARIABLES).reduce((e, [name, value]) => e.split(name).join(value), expr);
@@ -49,6 +56,17 @@ function dashboardExpressions(): Expression[] {
   return dashboard.panels
     .filter((p: Yaml) => p.type !== "row")
     .flatMap((p: Yaml) => p.targets.map((q: Yaml) => ({ where: `panel "${p.title}" ${q.refId}`, expr: withVariables(q.expr) })));
+}
+
+/** The dashboard's query variables (mesh, namespace, dataplane, instance): `label_values(selector, label)`. */
+function variableQueries(): Array<{ name: string; selector: string; label: string }> {
+  const dashboard = JSON.parse(readFileSync(DASHBOARD_JSON, "utf8"));
+  return dashboard.templating.list
+    .filter((v: Yaml) => v.type === "query")
+    .map((v: Yaml) => {
+      const m = /^label_values\((.+), (\w+)\)$/.exec(v.query.query)!;
+      return { name: v.name, selector: withVariables(m[1]!), label: m[2]! };
+    });
 }
 
 function alertExpressions(): Expression[] {
@@ -127,7 +145,11 @@ async function startStack(t: ExecutionContext, prometheusBinary: string): Promis
     "--trust-kuma-tags-header", "--drain-min", "60s", "--drain-time", "120s", "--decision-log", join(dir, "decisions.log"),
   ]);
   kill(synced);
-  const unsynced = spawnMeshext(["sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--policies", join(dir, "no-such-dir")]);
+  // (its --policies directory holds only a rejected document, which keeps the first load from applying)
+  const rejectedOnly = join(dir, "rejected-only");
+  mkdirSync(rejectedOnly);
+  writeFileSync(join(rejectedOnly, "typo.yaml"), "type: MeshTrafficPermission\nmesh: default\nname: typo\nspec:\n  targetRef: {kind: Mesh}\n  from: [{targetRef: {kind: Mesh}, default: {action: Dney}}]\n");
+  const unsynced = spawnMeshext(["sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--policies", rejectedOnly]);
   kill(unsynced);
   const syncedAdmin = await adminUrl(synced);
   const unsyncedAdmin = await adminUrl(unsynced);
@@ -222,6 +244,39 @@ test("dashboard and alerts › every panel and alert expression parses and retur
   t.log(`Envoy-only (the wasm filter's series from wasm/contract.json, and Envoy's own):\n  ${envoyOnly.join("\n  ")}`);
   t.true(envoyOnly.length >= 4);
   for (const name of WASM_METRICS) t.true(dashboardExpressions().some((e) => vectorSelectors(e.expr).some((s) => s.name === name)), `the dashboard shows ${name}`);
+
+  // The dashboard filters by mesh, namespace and dataplane (pod): each variable lists real values, and every
+  // sidecar series of every panel is narrowed to the chosen sidecars (Envoy's and the control plane's own are not theirs)
+  const variables = variableQueries();
+  t.deepEqual(variables.map((v) => v.name), ["mesh", "namespace", "dataplane", "instance"]);
+  for (const v of variables) {
+    const values = (await prometheus.query(`group by (${v.label}) (${v.selector})`)).map((r) => r.metric[v.label]);
+    t.true(values.length > 0, `variable ${v.name} lists nothing: ${v.selector}`);
+    if (v.name === "mesh") t.deepEqual(values, ["default"]);
+    if (v.name === "dataplane") t.true(values.includes("backend-1"), values.join(", ")); // envoy/dataplane.yaml
+  }
+  const dashboard = JSON.parse(readFileSync(DASHBOARD_JSON, "utf8"));
+  const CONTROL_PLANE_OWN = new Set(["meshext_control_plane_long_poll_waiters", "meshext_control_plane_http_request_duration_seconds_bucket"]);
+  for (const p of dashboard.panels.filter((p: Yaml) => p.type !== "row")) {
+    for (const q of p.targets) {
+      for (const { name, selector } of vectorSelectors(q.expr)) {
+        if (isEnvoyOnly(name) || CONTROL_PLANE_OWN.has(name)) continue;
+        t.true(selector.includes('instance=~"$instance"'), `panel "${p.title}": ${selector} is not filtered by the variables`);
+      }
+    }
+  }
+  const panel = (title: string) => dashboard.panels.find((p: Yaml) => p.title === title);
+  // Latency quantiles per pod, not of all pods' requests summed together
+  for (const q of panel("ext_proc reply latency (request_headers)").targets) t.regex(q.expr, /sum by \(le, instance\)/);
+  // The deny ratio counts denials only; not-ready, aborts and rate limits have their own panel
+  t.regex(panel("Deny ratio").targets[0].expr, /^sum by \(instance\) \(rate\(meshext_decisions_total\{action="deny", /);
+  t.regex(panel("Not ready, aborts and rate limits per second").targets[0].expr, /not-ready\|abort\|rate-limit/);
+  // The decision-log panel plots rates only (no counts mixed in)
+  for (const q of panel("Decision log: lines written and dropped").targets) t.regex(q.expr, /^sum by \([a-z, ]+\) \(rate\(/);
+  // The policy row covers directory sources: the --policies sidecar's rejected document shows up
+  const rejected = await prometheus.query(withVariables(panel("Rejected policies").targets[1].expr));
+  t.true(rejected.some((r) => r.value === 1), `directory rejections: ${JSON.stringify(rejected)}`);
+  t.true((await prometheus.query(withVariables(panel("Policies in the source and kept").targets[0].expr))).length >= 2, "both sidecars' policy counts");
 
   // Every alert rule is loaded and evaluated by Prometheus without error, its expression runs, and what it reads exists
   const expected = alertExpressions();

@@ -37,7 +37,7 @@ test("inject › CLI: a referenced patch with no source configured refuses injec
 });
 
 test("inject › CLI: -f reads a file, MESHEXT_* env sets flags", (t) => {
-  const r = meshext(["-f", TESTDATA + "job.yaml"], "", { MESHEXT_ENVOY_IMAGE: "mirror.local/envoy:v1.37.0" });
+  const r = meshext(["-f", TESTDATA + "job.yaml"], "", { MESHEXT_INJECT_ENVOY_IMAGE: "mirror.local/envoy:v1.37.0" });
   t.is(r.code, 0, r.stderr);
   t.true(r.stdout.includes("image: mirror.local/envoy:v1.37.0"));
 });

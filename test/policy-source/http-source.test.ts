@@ -122,3 +122,25 @@ test("http-source › invalid policies are rejected one by one and counted; the 
   t.is(await metric("meshext_control_plane_policies", { kind: "MeshTrafficPermission" }), 1);
   t.true((await metric("meshext_control_plane_last_sync_success_timestamp_seconds")) > 0);
 });
+
+test("http-source › a long-poll round that sees no change counts as a successful sync (the last-success time moves on)", async (t) => {
+  // Given a control plane with one policy and a source whose long-polls are held for 200 ms
+  const dir = await tempDir();
+  const cp = await startTestControlPlane(dir.path);
+  await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/steady", mtp("steady"));
+  const { source, applied, metric } = sourceFor(cp.url, { longPollWaitMs: 200 });
+  t.teardown(async () => {
+    await source.stop();
+    await cp.stop();
+    await dir.remove();
+  });
+  await source.start();
+  t.is(source.status.mode, "long-poll");
+  const firstSuccessS = await metric("meshext_control_plane_last_sync_success_timestamp_seconds");
+  // When nothing changes for several long-poll rounds
+  t.true(await eventually(async () => (await metric("meshext_control_plane_sync_attempts_total")) >= 4, 5000));
+  // Then the last-success time is later than the first sync's, with no error and no new set applied
+  t.true((await metric("meshext_control_plane_last_sync_success_timestamp_seconds")) > firstSuccessS);
+  t.is(await metric("meshext_control_plane_sync_errors_total"), 0);
+  t.is(applied.length, 1);
+});

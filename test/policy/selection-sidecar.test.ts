@@ -52,7 +52,8 @@ test("selection › keeps what selects this dataplane, counts it, and re-selects
   const policyDir = join(dir, "policies");
   mkdirSync(policyDir);
   writeFileSync(join(policyDir, "set.yaml"), POLICIES);
-  const h = await startTestSidecar(["--policies", policyDir, "--dataplane-file", dpFile, "--dataplane-file-check-interval", "100ms"]);
+  // (--allow-invalid-policies: the invalid MTP would otherwise hold back the first load, see first-load-rejections.test.ts)
+  const h = await startTestSidecar(["--policies", policyDir, "--allow-invalid-policies", "--dataplane-file", dpFile, "--dataplane-file-check-interval", "100ms"]);
   t.teardown(async () => {
     await h.stop();
     rmSync(dir, { recursive: true, force: true });
