@@ -32,10 +32,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     return 0;
   }
   const log = createLogger(flags.logLevel);
-  // Before anything listens or registers: the binary exists and Envoy accepts the bootstrap.
-  const plan = planEnvoy(flags, flags, parsed.rest, env);
-  // The sidecar first: Envoy's ext_proc filter needs it from its first request.
+  // The sidecar first: its own start-up input (policies, dataplane, decision log) is checked there, and Envoy's
+  // ext_proc filter needs it from its first request. Then, before Envoy starts: the binary exists and Envoy accepts
+  // the bootstrap; if not, the sidecar stops (deregistering) and we exit 2.
   const sidecar = await startSidecar(flags, log);
+  let plan;
+  try {
+    plan = planEnvoy(flags, flags, parsed.rest, env);
+  } catch (err) {
+    await sidecar.stop(0);
+    throw err;
+  }
   const started = startPlannedEnvoy(plan, { grpc: sidecar.grpcAddress, admin: sidecar.adminAddress }, flags.envoyKillGraceMs, log.child({ component: "envoy" }));
   const envoy = started.child;
   // An admin on port 0 has an address only once Envoy wrote it: the drain needs it.

@@ -15,7 +15,7 @@ test("build-if-stale › builds the product once, then an unchanged tree is up t
   // Given a copy of the sources (no dist/) sharing this checkout's node_modules
   const tree = mkdtempSync(join(tmpdir(), "meshext-start-"));
   t.teardown(() => rmSync(tree, { recursive: true, force: true }));
-  for (const p of ["extproc", "scripts", "tsconfig.json", "tsconfig.extproc.json", "package.json", "package-lock.json"]) cpSync(join(ROOT, p), join(tree, p), { recursive: true });
+  for (const p of ["extproc", "scripts", "wasm", "asconfig.json", "envoy", "tsconfig.json", "tsconfig.extproc.json", "package.json", "package-lock.json"]) cpSync(join(ROOT, p), join(tree, p), { recursive: true });
   symlinkSync(join(ROOT, "node_modules"), join(tree, "node_modules"));
   const build = (...args: string[]) => {
     const startedAt = Date.now();
@@ -28,15 +28,17 @@ test("build-if-stale › builds the product once, then an unchanged tree is up t
   t.is(first.status, 0, first.said);
   t.regex(first.said, /build: protocol code \(extproc\/gen\/\) \(not built by this script yet\): buf generate/);
   t.regex(first.said, /build: product TypeScript \(dist\/extproc\/\) .*: tsc -p tsconfig\.extproc\.json/);
+  t.regex(first.said, /build: drain filter \(build\/meshext_drain\.wasm\) .*: asc/, "meshext up runs Envoy with the drain filter");
+  t.true(existsSync(join(tree, "build/meshext_drain.wasm")));
   t.true(existsSync(join(tree, "dist/extproc/cli.js")));
   t.false(existsSync(join(tree, "dist/test")), "the tests are not compiled for npm start");
   t.false(existsSync(join(tree, "dist/bench")), "neither is the bench");
   const builtAt = statSync(join(tree, "dist/extproc/cli.js")).mtimeMs;
 
-  // When it runs again on the unchanged tree; then both steps are up to date, nothing is rewritten, quickly
+  // When it runs again on the unchanged tree; then every step is up to date, nothing is rewritten, quickly
   const again = build();
   t.is(again.status, 0, again.said);
-  t.is(again.said, "build: protocol code (extproc/gen/) up to date\nbuild: product TypeScript (dist/extproc/) up to date\n");
+  t.is(again.said, "build: protocol code (extproc/gen/) up to date\nbuild: product TypeScript (dist/extproc/) up to date\nbuild: drain filter (build/meshext_drain.wasm) up to date\n");
   t.true(again.ms < 5000, `${again.ms} ms`);
   t.is(statSync(join(tree, "dist/extproc/cli.js")).mtimeMs, builtAt);
 

@@ -8,11 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { eventually } from "../control-plane/helpers.js";
-import { which } from "../helpers/tools.js";
+import { requireEnvoy } from "../helpers/real-envoy.js";
 import { ALERTS_YML, DASHBOARD_JSON, type Yaml } from "./envoy-config.js";
 
-/** An Envoy binary: $MESHEXT_ENVOY_BINARY, else `envoy` on the PATH. */
-const envoyBinary = process.env.MESHEXT_ENVOY_BINARY || which("envoy");
 
 /** Every envoy_http_ext_proc_* name in the alert rules and the dashboard. */
 function extProcNamesUsed(): string[] {
@@ -83,11 +81,9 @@ function bootstrap(sidecarPort: number): string {
 
 test("envoy ext_proc stats › the envoy_http_ext_proc_* series the alerts read are what a real Envoy exports, and count a dead sidecar", async (t) => {
   t.timeout(60_000);
-  if (!envoyBinary) {
-    t.log("no Envoy binary (set MESHEXT_ENVOY_BINARY or put envoy on the PATH): skipped");
-    t.pass();
-    return;
-  }
+  const found = requireEnvoy(t);
+  if (!found) return;
+  const envoyBinary = found.path;
   const used = extProcNamesUsed();
   t.true(used.includes("envoy_http_ext_proc_streams_failed") && used.includes("envoy_http_ext_proc_message_timeouts"), used.join(", "));
 
