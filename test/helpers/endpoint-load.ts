@@ -174,7 +174,7 @@ export function startEndpointLoad(opts: EndpointLoadOptions): EndpointLoad {
             connections.push(conn);
             socketIds.set(socket, conn);
             const c = conn;
-            socket.once("close", () => (c.closedMs = Date.now()));
+            socket.once("close", () => (c.closedMs ??= Date.now()));
           }
           rec.conn = conn.id;
           current = conn;
