@@ -190,7 +190,8 @@ export function startEndpointLoad(opts: EndpointLoadOptions): EndpointLoad {
       } else markWarm(warmOnce);
       // `connection: close`: Node closes the socket after the response; the next request picks an instance again.
       if (rec.connectionHeader === "close" && current) current.closedMs ??= Date.now();
-      if (kind === "h1") await sleep(opts.intervalMs);
+      // The next request after the interval (2 s requests go back to back; after a failure they wait too)
+      if (kind === "h1" || failed(rec)) await sleep(opts.intervalMs);
     }
     agent?.destroy();
   };
@@ -215,7 +216,7 @@ export function startEndpointLoad(opts: EndpointLoadOptions): EndpointLoad {
   };
   const h2Request = async (kind: "h2" | "h2-long", warmOnce: { done: boolean }) => {
     const s = await h2Session();
-    if (!s) return;
+    if (!s) return false;
     const startMs = Date.now();
     const rec: RequestRecord = { kind, slot: 0, conn: s.conn.id, instance: s.endpoint.name, startMs, endMs: 0 };
     requests.push(rec);
@@ -226,6 +227,8 @@ export function startEndpointLoad(opts: EndpointLoadOptions): EndpointLoad {
         stream = s.session.request({ ":path": path + (kind === "h2-long" ? `?delay=${opts.longDelayMs}` : "") });
       } catch (err) {
         rec.error = (err as Error).message;
+        // A session this client cannot use any more: the next request opens a new one.
+        h2State.session = undefined;
         return resolve();
       }
       stream.on("response", (headers) => {
@@ -246,13 +249,14 @@ export function startEndpointLoad(opts: EndpointLoadOptions): EndpointLoad {
     rec.endMs = Date.now();
     bump(s.endpoint.name, -1);
     if (rec.status === 200 && !rec.error) markWarm(warmOnce);
+    return failed(rec);
   };
   const h2Short = async () => {
     await listed;
     const warmOnce = { done: false };
     const pending = new Set<Promise<void>>();
     while (running) {
-      const p = h2Request("h2", warmOnce);
+      const p = h2Request("h2", warmOnce).then(() => {});
       pending.add(p);
       void p.then(() => pending.delete(p));
       await sleep(opts.intervalMs);
@@ -262,7 +266,7 @@ export function startEndpointLoad(opts: EndpointLoadOptions): EndpointLoad {
   const h2Long = async () => {
     await listed;
     const warmOnce = { done: false };
-    while (running) await h2Request("h2-long", warmOnce);
+    while (running) if (await h2Request("h2-long", warmOnce)) await sleep(opts.intervalMs);
   };
 
   for (let i = 0; i < opts.h1Connections; i++) loops.push(h1Slot(i, "h1", (i * opts.intervalMs) / Math.max(1, opts.h1Connections)));
