@@ -204,7 +204,7 @@ export function startEndpointLoad(opts: EndpointLoadOptions): EndpointLoad {
     }
     const endpoint = await pick("h2", h2State.conn ? undefined : opts.h2Prefer);
     if (!endpoint || !running) return undefined;
-    if (h2State.session && h2State.conn!.goaways.length === 0 && !h2State.session.closed) return h2Session();
+    if (h2State.session && h2State.conn!.goaways.length === 0 && !h2State.session.closed && !h2State.session.destroyed) return h2Session();
     const session = http2Connect(`http://${endpoint.host}:${endpoint.port}`);
     const conn: ConnectionRecord = { id: nextConn++, kind: "h2", slot: 0, instance: endpoint.name, openedMs: Date.now(), goaways: [], resetStreams: 0 };
     connections.push(conn);
