@@ -1,8 +1,9 @@
 // `npm run bench [-- --quick] [-- --out BENCHMARKS.md] [-- --only <section>]`: every benchmark, our figures next
 // to their baselines as ratios, goal verdicts; --out also writes the same tables as markdown; --only runs one
-// section, or several comma-separated (throughput, close, swap, wasm, through-envoy, policy, decision-log, footprint; memory comes with throughput). Not part of `npm test`.
+// section, or several comma-separated (throughput, close, swap, wasm, through-envoy, policy, decision-log, footprint, drain; memory comes with throughput). Not part of `npm test`.
 import { writeFileSync } from "node:fs";
 import { benchClosePattern } from "./close-pattern.js";
+import { benchDrainBeforeAfter } from "./drain-before-after.js";
 import { benchDecisionLog, decisionLogOptions } from "./decision-log.js";
 import { benchControlPlaneScale, controlPlaneScaleNotes } from "./control-plane-scale.js";
 import { benchFootprint } from "./footprint.js";
@@ -142,6 +143,18 @@ if (fp) sections.push({
   ],
   tables: fp.tables,
   rows: fp.rows,
+});
+
+const DRAIN = { reps: quick ? 1 : 3, loadBeforeMs: 2500, drainS: 3 };
+const dba = runs("drain") ? await benchDrainBeforeAfter(DRAIN, progress) : undefined;
+if (dba) sections.push({
+  title: "Scale-down: failed requests, before and after meshext",
+  notes: [
+    `bench/drain-before-after.ts on the harness of test/envoy-real/scale-down.test.ts: two instances (echo app behind a real Envoy) in the embedded control plane; a load client following its online dataplanes (no retries; any non-200 or error fails) over 4 HTTP/1.1 keep-alive connections (a request every 50 ms each), 4 HTTP/1.1 connections with 2 s requests back to back, and one h2c connection (a stream every 50 ms and a 2 s stream at all times); endpoints re-read every 100 ms; ${DRAIN.loadBeforeMs / 1000} s of load, then one instance leaves, load goes on 1 s after it exited. ${DRAIN.reps} repetition(s) of each row, interleaved; totals.`,
+    `Envoy alone: the same generated bootstrap without the Lua shim, the wasm filter and ext_proc, listed in the control plane by the harness and unlisted at the signal (a pod's deletion removes its endpoint while it gets SIGTERM). drain_listeners row: \`POST /drain_listeners?graceful\` with \`--drain-time-s ${DRAIN.drainS}\`, SIGTERM ${DRAIN.drainS} s later (what kuma-dp does on SIGTERM). meshext rows: \`meshext run\` with \`--drain-min ${DRAIN.drainS}s --drain-time 20s\`.`,
+  ],
+  tables: [{ header: dba.header, rows: dba.table }],
+  rows: dba.rows,
 });
 
 const summary: Summary = {
