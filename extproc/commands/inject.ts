@@ -10,9 +10,10 @@ import { INJECT_FLAGS, type InjectSettings, loadInjectSettings } from "../inject
 
 const USAGE = "meshext inject [-f FILE] [--patches DIR | --control-plane URL] [flags]";
 const SUMMARY =
-  "Adds the Envoy sidecar, the meshext sidecar and the traffic-redirect init container to a Pod, Deployment,\n" +
-  "StatefulSet, DaemonSet, ReplicaSet, Job or CronJob, applying the ContainerPatches named by the\n" +
-  "kuma.io/container-patches annotation (or --default-patches). Any patch problem refuses the injection.";
+  "Adds the sidecar (meshext running Envoy) and the traffic-redirect init container to a Pod, Deployment,\n" +
+  "StatefulSet, DaemonSet, ReplicaSet, Job or CronJob, rewrites the app's probes to the sidecar's probe port and\n" +
+  "applies the ContainerPatches named by the kuma.io/container-patches annotation (or --default-patches).\n" +
+  "Opted-out and hostNetwork workloads pass through unchanged; any patch problem refuses the injection.";
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -47,7 +48,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     process.stderr.write(`meshext inject: ${formatFailure(outcome.failure)}\n`);
     return 1;
   }
-  if (outcome.injected.length === 0) process.stderr.write("meshext inject: no workload found in the input; written unchanged\n");
+  for (const { workload, reason } of outcome.skipped) process.stderr.write(`meshext inject: not injecting ${workload}: opted out (${reason}); written unchanged\n`);
+  if (outcome.injected.length === 0 && outcome.skipped.length === 0) process.stderr.write("meshext inject: no workload found in the input; written unchanged\n");
   process.stdout.write(outcome.output);
   return 0;
 }

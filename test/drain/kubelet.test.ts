@@ -1,8 +1,8 @@
 // Pod termination played as kubelet plays it, for both sidecar modes, with real processes in a pod
-// network namespace: the meshext sidecar started with the args `meshext inject` renders, a stand-in
-// Envoy proxying to the app and counting requests in flight, the app, and clients on another host.
-// Hooks run exactly as rendered (exec inside the pod, httpGet from the node to the pod IP), and
-// SIGTERMs come in Kubernetes' order. Timings use --drain-time=4s and the default --grace-margin (5s): grace 9 s.
+// network namespace: the sidecar container's `meshext run` started with the args `meshext inject`
+// renders, with a stand-in Envoy (proxying to the app and counting requests in flight) as its child in
+// place of `envoy`, the app, and clients on another host. Hooks run exactly as rendered (exec inside
+// the pod), and SIGTERMs come in Kubernetes' order. Timings use --drain-time=4s and the default --grace-margin (5s): grace 9 s.
 import test, { type ExecutionContext } from "ava";
 import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -64,8 +64,10 @@ interface Pod {
   net: NetnsPair;
   rendered: RenderedSidecar;
   graceSeconds: number;
+  /** The sidecar container: `meshext run`, with the stand-in Envoy as its child. */
   sidecar: Proc;
-  envoy: Proc;
+  /** The stand-in Envoy's lines (it writes to the sidecar's inherited stdout). */
+  envoy: { lines: Line[] };
   app: Proc;
   load: Proc;
 }
@@ -90,14 +92,18 @@ async function startPod(t: ExecutionContext, mode: SidecarMode, appLingerMs: num
     procs.push(p);
     return p;
   };
-  // Start order as kubelet: (meshext-init skipped: no iptables here) Envoy, then the meshext sidecar.
-  const envoy = start("pod", [process.execPath, POD + "stand-in-envoy-process.js", String(ENVOY_INBOUND_PORT), String(APP_PORT), String(ENVOY_ADMIN_PORT)]);
-  await until("the stand-in Envoy", () => envoy.lines.find((l) => l.envoy === "started"));
-  const sidecar = start("pod", [process.execPath, CLI_PATH, ...(rendered.sidecar.args as string[])], {
+  // Start order as kubelet: (meshext-init skipped: no iptables here) the sidecar container, whose
+  // `meshext run` starts Envoy after `--`: here the stand-in instead of `envoy`.
+  const args = rendered.sidecar.args as string[];
+  t.deepEqual(args.slice(args.indexOf("--")), ["--", "envoy"]);
+  const standIn = [process.execPath, POD + "stand-in-envoy-process.js", String(ENVOY_INBOUND_PORT), String(APP_PORT), String(ENVOY_ADMIN_PORT)];
+  const sidecar = start("pod", [process.execPath, CLI_PATH, ...args.slice(0, args.indexOf("--") + 1), ...standIn], {
     ...clean,
     MESHEXT_DATAPLANE_NAME: "web-0",
     MESHEXT_DATAPLANE_ADDRESS: net.podIp,
   });
+  const envoy = { get lines() { return sidecar.lines.filter((l) => l.envoy !== undefined); } };
+  await until("the stand-in Envoy", () => envoy.lines.find((l) => l.envoy === "started"));
   // The app starts only once the sidecar's startup gate passes: native = startupProbe (exec, every
   // periodSeconds until success), classic = postStart (exec, runs to completion before the next container).
   const c = rendered.sidecar as Obj;
@@ -125,21 +131,17 @@ test.serial("kubelet › native: preStop enters drain-forever, the app is served
   if (!pod) return;
   const { net, sidecar, envoy, app, load } = pod;
   const hook = (pod.rendered.sidecar as Obj).lifecycle.preStop.exec.command as string[];
-  t.is((pod.rendered.envoy as Obj).lifecycle, undefined, "native Envoy has no preStop: the sidecar's drains it");
 
   // t0: the pod is deleted. kubelet runs the sidecars' preStop and, at the same time, stops the app.
   const t0 = Date.now();
   const preStop = execInPod(net, hook);
   app.child.kill("SIGTERM");
-  // Once the app has exited, kubelet SIGTERMs the sidecars in reverse start order: meshext, then Envoy.
+  // Once the app has exited, kubelet SIGTERMs the sidecar container; meshext stops its Envoy and exits.
   let sigtermSidecarMs = 0;
   const sidecarsStopped = app.exited.then(async () => {
     sigtermSidecarMs = Date.now();
     sidecar.child.kill("SIGTERM");
-    const code = await sidecar.exited;
-    envoy.child.kill("SIGTERM");
-    await envoy.exited;
-    return code;
+    return sidecar.exited;
   });
   const hookResult = await preStop;
   const hookDoneMs = Date.now();
@@ -160,7 +162,8 @@ test.serial("kubelet › native: preStop enters drain-forever, the app is served
   t.is(await sidecarsStopped, 0);
   const appExitMs = app.exitedAtMs!;
   const sidecarExitMs = sidecar.exitedAtMs!;
-  const totalMs = envoy.exitedAtMs! - t0; // the pod is gone once its last container has exited
+  const totalMs = sidecarExitMs - t0; // the pod is gone once its last container has exited
+  t.truthy(envoy.lines.find((l) => l.envoy === "SIGTERM"), "meshext stopped its Envoy");
   load.child.kill("SIGTERM");
   await load.exited;
 
@@ -176,46 +179,35 @@ test.serial("kubelet › native: preStop enters drain-forever, the app is served
   t.log(`native: preStop→drain-forever ${(skipExit.atMs as number) - t0} ms, app exit ${appExitMs - t0} ms, sidecar exit ${sidecarExitMs - sigtermSidecarMs} ms after SIGTERM, total ${totalMs} ms`);
 });
 
-test.serial("kubelet › classic: preStop drains (exec on loopback), Envoy's preStop waits for it, SIGTERMs follow each hook, all within the grace period", async (t) => {
+test.serial("kubelet › classic: preStop drains (exec on loopback), SIGTERM follows the hook, meshext stops Envoy after the drain, all within the grace period", async (t) => {
   const APP_LINGER_MS = 5000; // the app outlives the 4 s drain, as the docs advise for classic sidecars
   const pod = await startPod(t, "classic", APP_LINGER_MS);
   if (!pod) return;
   const { net, sidecar, envoy, app, load } = pod;
   const sidecarHook = (pod.rendered.sidecar as Obj).lifecycle.preStop.exec.command as string[];
-  const envoyHook = (pod.rendered.envoy as Obj).lifecycle.preStop.httpGet as { path: string; port: number };
 
   // t0: every container's preStop runs at once; the app has none, so it gets SIGTERM now.
   const t0 = Date.now();
   const sidecarPreStop = execInPod(net, sidecarHook).then((r) => ({ ...r, atMs: Date.now() }));
-  // kubelet's httpGet reaches the pod IP from the node: here, from the other namespace.
-  const envoyPreStop = net.fetchFrom("peer", `http://${net.podIp}:${envoyHook.port}${envoyHook.path}`, { timeoutMs: pod.graceSeconds * 1000 }).then((r) => ({ r, atMs: Date.now() }));
   app.child.kill("SIGTERM");
 
   const started = await until("the drain", () => sidecarLine(sidecar, (l) => l.step === "start"));
   t.is(started.mode, "drain");
   t.is(started.trigger, "admin POST /drain", "started by the preStop hook, before any SIGTERM");
-  const envoyDone = await envoyPreStop;
-  t.like(envoyDone.r, { status: 200 }, "Envoy's hook answers once drained");
-  const envoyHookMs = "atMs" in envoyDone.r ? envoyDone.r.atMs : envoyDone.atMs;
-  const sigtermEnvoyMs = Date.now();
-  envoy.child.kill("SIGTERM"); // after its preStop returned
   const sidecarDone = await sidecarPreStop;
   t.is(sidecarDone.code, 0, sidecarDone.stderr);
   sidecar.child.kill("SIGTERM"); // after its preStop returned
   t.is(await sidecar.exited, 0);
-  await envoy.exited;
   await app.exited;
-  // The pod's timeline: when its last container exited, counting Envoy as exiting when its preStop
-  // answered (it exits at once on SIGTERM, checked below; this harness's own process spawning under
-  // load is not part of the pod's time).
-  t.true(envoy.exitedAtMs! - sigtermEnvoyMs < 1000, "Envoy exits at once on its SIGTERM");
-  const totalMs = Math.max(sidecar.exitedAtMs!, envoyHookMs, app.exitedAtMs!) - t0;
-  t.log(`classic: hooks returned sidecar ${sidecarDone.atMs - t0} ms, Envoy ${envoyHookMs - t0} ms; exits: sidecar ${sidecar.exitedAtMs! - t0}, Envoy ${envoy.exitedAtMs! - t0}, app ${app.exitedAtMs! - t0} ms`);
+  const totalMs = Math.max(sidecar.exitedAtMs!, app.exitedAtMs!) - t0;
+  t.log(`classic: hook returned ${sidecarDone.atMs - t0} ms; exits: sidecar ${sidecar.exitedAtMs! - t0}, app ${app.exitedAtMs! - t0} ms`);
   load.child.kill("SIGTERM");
   await load.exited;
 
   const drainedMs = sidecarLine(sidecar, (l) => l.step === "control_plane_deregister")!.receivedAtMs;
-  t.true(envoy.exitedAtMs! >= drainedMs, "Envoy got SIGTERM only after the drain");
+  const envoyStopped = envoy.lines.find((l) => l.envoy === "SIGTERM");
+  t.truthy(envoyStopped, "meshext stopped its Envoy");
+  t.true(envoyStopped!.receivedAtMs >= drainedMs, "Envoy got SIGTERM only after the drain");
   // Classic mode does not tie the drain to the app's exit: requests succeed while both the app and
   // the draining Envoy are up (docs/drain.md, "Choosing a mode").
   const servedUntilMs = Math.min(drainedMs, app.exitedAtMs!) - APP_DELAY_MS;
@@ -223,10 +215,10 @@ test.serial("kubelet › classic: preStop drains (exec on loopback), Envoy's pre
   t.true(whileServing.length > 20);
   t.deepEqual(whileServing.filter((l) => l.status !== 200), [], "no request failed while the sidecar drained and the app was up");
   t.true(totalMs <= pod.graceSeconds * 1000, `total ${totalMs} ms ≤ terminationGracePeriodSeconds ${pod.graceSeconds} s`);
-  t.log(`classic: drain started ${started.receivedAtMs - t0} ms, complete ${drainedMs - t0} ms, Envoy exit ${envoy.exitedAtMs! - t0} ms, total ${totalMs} ms`);
+  t.log(`classic: drain started ${started.receivedAtMs - t0} ms, complete ${drainedMs - t0} ms, total ${totalMs} ms`);
 });
 
-test.serial("kubelet › classic Job: the app's POST /quitquitquit on loopback ends the sidecar and Envoy, so the pod completes", async (t) => {
+test.serial("kubelet › classic Job: the app's POST /quitquitquit on loopback ends the sidecar and its Envoy, so the pod completes", async (t) => {
   const pod = await startPod(t, "classic", 0);
   if (!pod) return;
   const { net, sidecar, envoy, app, load } = pod;
@@ -238,12 +230,11 @@ test.serial("kubelet › classic Job: the app's POST /quitquitquit on loopback e
   const r = await net.fetchFrom("pod", "http://127.0.0.1:9902/quitquitquit", { method: "POST" });
   t.like(r, { status: 202 });
   t.is(await sidecar.exited, 0);
-  await envoy.exited;
   t.truthy(envoy.lines.find((l) => l.envoy === "quitquitquit"), "Envoy was told to quit");
-  t.true(Math.max(sidecar.exitedAtMs!, envoy.exitedAtMs!) - t0 < 3000, "both exit promptly");
+  t.true(sidecar.exitedAtMs! - t0 < 3000, "the sidecar container (and its Envoy) exits promptly");
 });
 
-test.serial("kubelet › native Job: the app completes on its own, kubelet SIGTERMs the sidecars, they exit within 1 s and the pod completes", async (t) => {
+test.serial("kubelet › native Job: the app completes on its own, kubelet SIGTERMs the sidecar, it exits within 1 s and the pod completes", async (t) => {
   const pod = await startPod(t, "native", 0);
   if (!pod) return;
   const { sidecar, envoy, app, load } = pod;
@@ -255,8 +246,6 @@ test.serial("kubelet › native Job: the app completes on its own, kubelet SIGTE
   const sigtermMs = Date.now();
   sidecar.child.kill("SIGTERM");
   t.is(await sidecar.exited, 0);
-  envoy.child.kill("SIGTERM");
-  await envoy.exited;
   t.true(sidecar.exitedAtMs! - sigtermMs <= 1000, `sidecar exit ${sidecar.exitedAtMs! - sigtermMs} ms after its SIGTERM`);
   t.truthy(sidecar.lines.find((l) => l.step === "start" && l.mode === "exit"), "no timed drain for a finished app");
   t.falsy(envoy.lines.find((l) => l.url === "/healthcheck/fail"), "Envoy is not drained either");

@@ -7,10 +7,10 @@ import { parse, parseAllDocuments } from "yaml";
 import { KUBERNETES_VERSIONS, schemaViolations } from "../helpers/k8s-schema.js";
 import { fixture, injected, TESTDATA } from "./helpers.js";
 
-const INPUTS = ["deployment.yaml", "statefulset.json", "job.yaml", "cronjob.yaml"];
+const INPUTS = ["deployment.yaml", "statefulset.json", "job.yaml", "cronjob.yaml", "probes.yaml"];
 const MODES = [
-  { mode: "classic", argv: [] as string[] },
-  { mode: "native", argv: ["--native-sidecars"] },
+  { mode: "classic", argv: ["--no-native-sidecars"] },
+  { mode: "native", argv: [] as string[] },
 ];
 
 function manifests(text: string): Record<string, unknown>[] {
