@@ -54,7 +54,7 @@ export function admissionOf(w: Workload): Admission {
   if (w.podSpec.hostNetwork === true) return { action: "skip", reason: "hostNetwork: true (the pod shares the node's network; there is no pod traffic to redirect)" };
   for (const name of [...names(w.podSpec.initContainers), ...names(w.podSpec.containers)]) {
     const mesh = FOREIGN_CONTAINERS[name];
-    if (mesh) return { action: "refuse", message: `the pod already runs a ${mesh} proxy (container "${name}"); remove that injection first or opt this workload out with ${INJECT_ANNOTATION}: "false"` };
+    if (mesh) return { action: "refuse", message: `the pod already runs ${/^[AEIOU]/.test(mesh) ? "an" : "a"} ${mesh} proxy (container "${name}"); remove that injection first or opt this workload out with ${INJECT_ANNOTATION}: "false"` };
   }
   for (const { key, value, mesh } of FOREIGN_ANNOTATIONS) {
     const v = w.annotations[key];
