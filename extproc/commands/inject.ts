@@ -4,9 +4,9 @@ import { readFile } from "node:fs/promises";
 import { formatHelp } from "../config/flags.js";
 import { formatFailure } from "../inject/failure.js";
 import { injectText } from "../inject/injector.js";
-import { type ContainerPatchSource, controlPlaneSource, loadPatchDir, NO_PATCHES, PatchSourceError } from "../inject/patch-source.js";
+import { type ContainerPatchSource, PatchSourceError, patchSourceFor } from "../inject/patch-source.js";
 import { renderSidecars } from "../inject/render.js";
-import { INJECT_FLAGS, type InjectSettings, loadInjectSettings } from "../inject/settings.js";
+import { INJECT_FLAGS, loadInjectSettings } from "../inject/settings.js";
 
 const USAGE = "meshext inject [-f FILE] [--patches DIR | --control-plane URL] [flags]";
 const SUMMARY =
@@ -21,11 +21,6 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-async function patchSource(s: InjectSettings): Promise<ContainerPatchSource> {
-  if (s.controlPlane) return controlPlaneSource(s.controlPlane, s.controlPlaneToken);
-  if (s.patchesDir) return loadPatchDir(s.patchesDir);
-  return NO_PATCHES;
-}
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const { settings, parsed } = loadInjectSettings(argv, env);
@@ -37,7 +32,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   let source: ContainerPatchSource;
   try {
     text = settings.file && settings.file !== "-" ? await readFile(settings.file, "utf8") : await readStdin();
-    source = await patchSource(settings);
+    source = await patchSourceFor(settings);
   } catch (err) {
     const message = err instanceof PatchSourceError ? err.message : `cannot read ${settings.file || "stdin"}: ${(err as Error).message}`;
     process.stderr.write(`meshext inject: ${message}\n`);

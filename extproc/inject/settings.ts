@@ -1,6 +1,6 @@
 // The flags of `meshext inject` and the typed InjectSettings they resolve to. Defaults shared with
 // the sidecar (drain time, its ports) are read from SIDECAR_FLAGS, never repeated here.
-import { ConfigError, type FlagSpec, type ParsedArgs, resolveFlags } from "../config/flags.js";
+import { ConfigError, type FlagSpec, type ParsedArgs, type Resolved, resolveFlags } from "../config/flags.js";
 import { SIDECAR_FLAGS } from "../config/sidecar.js";
 
 type SidecarKey = (typeof SIDECAR_FLAGS)[number]["key"];
@@ -101,10 +101,14 @@ function expandShortFlags(argv: readonly string[]): string[] {
 /** Resolves the inject flags (throws ConfigError on bad values). */
 export function loadInjectSettings(argv: readonly string[], env: NodeJS.ProcessEnv): { settings: InjectSettings; parsed: ParsedArgs } {
   const parsed = resolveFlags(INJECT_FLAGS, expandShortFlags(argv), env);
-  const v = parsed.values;
   if (parsed.rest.length > 0) throw new ConfigError(`unexpected arguments after --: ${parsed.rest.join(" ")}`);
+  return { settings: injectSettingsFrom(parsed.values), parsed };
+}
+
+/** InjectSettings from resolved flag values of INJECT_FLAGS (or a table that includes them, as `meshext webhook`'s). */
+export function injectSettingsFrom(v: Resolved): InjectSettings {
   const settings: InjectSettings = {
-    file: v.file as string,
+    file: (v.file as string | undefined) ?? "",
     patchesDir: v.patches as string,
     controlPlane: v.controlPlane as string,
     controlPlaneToken: v.controlPlaneToken as string,
@@ -138,5 +142,5 @@ export function loadInjectSettings(argv: readonly string[], env: NodeJS.ProcessE
   if (settings.patchesDir && settings.controlPlane) {
     throw new ConfigError("--patches and --control-plane are exclusive: pick one ContainerPatch source");
   }
-  return { settings, parsed };
+  return settings;
 }
