@@ -6,6 +6,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(arg
   up: { summary: "Start the embedded control plane with the sample policies and a sidecar pointed at it.", load: () => import("./commands/up.js") },
   sidecar: { summary: "Run the ext_proc policy service and drain controller next to an Envoy.", load: () => import("./commands/sidecar.js") },
   run: { summary: "Run the sidecar and start Envoy as its child: meshext run [flags] -- envoy -c envoy.yaml", load: () => import("./commands/run.js") },
+  bootstrap: { summary: "Print the Envoy bootstrap `meshext run` generates for the same flags.", load: () => import("./commands/bootstrap.js") },
   "control-plane": { summary: "Run the embedded control plane (Kuma REST API for policies and dataplanes).", load: () => import("./commands/control-plane.js") },
   drain: {
     summary: "Start the sidecar's drain from inside its pod (preStop hooks): waits until drained, or --forever returns at once.",

@@ -20,6 +20,8 @@ export interface RequestFacts {
   sni?: string;
   /** x-request-id when present, for logs. */
   requestId?: string;
+  /** The Dataplane inbound (name, or port as text) whose Envoy listener took the request, when Envoy says so. */
+  inbound?: string;
 }
 
 /** Header edits. Values are plain strings; the transport turns them into raw_value bytes. */

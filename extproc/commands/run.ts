@@ -1,28 +1,46 @@
-// `meshext run [sidecar flags] -- envoy -c envoy.yaml`: the sidecar plus Envoy as its child. Envoy
-// gets SIGTERM only after the drain (SIGKILL after --envoy-kill-grace); we exit with Envoy's status.
-import { ConfigError, formatHelp } from "../config/flags.js";
-import { loadSidecarConfig, SIDECAR_FLAGS } from "../config/sidecar.js";
-import { EnvoyChild, exitStatusOf } from "../drain/envoy-child.js";
+// `meshext run [flags] [-- [envoy] [envoy flags]]`: the sidecar plus Envoy as its child, as kuma-dp runs it: Envoy
+// starts on a bootstrap generated from the flags and the Dataplane (validated by Envoy first), unless the command
+// after -- brings its own (-c). Envoy gets SIGTERM only after the drain (SIGKILL after --envoy-kill-grace); we
+// exit with Envoy's status.
+import { checkEnvoyConfig, ENVOY_FLAGS, type EnvoyConfig } from "../config/envoy.js";
+import { formatHelp, resolveConfig } from "../config/flags.js";
+import { checkSidecarConfig, SIDECAR_FLAGS, type SidecarConfig } from "../config/sidecar.js";
+import { exitStatusOf } from "../drain/envoy-child.js";
 import { installDrain } from "../drain/install.js";
 import { untilDrained } from "../drain/signals.js";
+import { planEnvoy, startPlannedEnvoy } from "../envoy-run/launch.js";
 import { createLogger } from "../log.js";
 import { startSidecar } from "../sidecar.js";
 
-export const RUN_USAGE = "meshext run [flags] -- envoy -c envoy.yaml [envoy flags]";
+export const RUN_USAGE = "meshext run [flags] [-- [envoy binary] [envoy flags]]";
 export const RUN_SUMMARY =
-  "Runs the sidecar and starts Envoy as its child. On SIGTERM/SIGINT it drains first, then stops Envoy and exits with Envoy's status.";
+  "Runs the sidecar and starts Envoy as its child, on a bootstrap generated from these flags and the Dataplane (Envoy validates it first; " +
+  "`-- envoy -c FILE` runs your own instead). On SIGTERM/SIGINT it drains first, then stops Envoy and exits with Envoy's status.";
+
+export const RUN_FLAGS = [...SIDECAR_FLAGS, ...ENVOY_FLAGS] as const;
+
+/** The sidecar and Envoy settings of `meshext run`, checked. */
+export function loadRunConfig(argv: readonly string[], env: NodeJS.ProcessEnv) {
+  const { config, parsed } = resolveConfig(RUN_FLAGS, argv, env);
+  return { config: checkEnvoyConfig(checkSidecarConfig(config as SidecarConfig & EnvoyConfig)) as SidecarConfig & EnvoyConfig, parsed };
+}
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { config, parsed } = loadSidecarConfig(argv, env);
+  const { config: flags, parsed } = loadRunConfig(argv, env);
   if (parsed.help) {
-    process.stdout.write(formatHelp(RUN_USAGE, RUN_SUMMARY, SIDECAR_FLAGS));
+    process.stdout.write(formatHelp(RUN_USAGE, RUN_SUMMARY, RUN_FLAGS));
     return 0;
   }
-  if (parsed.rest.length === 0) throw new ConfigError(`missing the Envoy command after --: ${RUN_USAGE}`);
-  const log = createLogger(config.logLevel);
+  const log = createLogger(flags.logLevel);
+  // Before anything listens or registers: the binary exists and Envoy accepts the bootstrap.
+  const plan = planEnvoy(flags, flags, parsed.rest, env);
   // The sidecar first: Envoy's ext_proc filter needs it from its first request.
-  const sidecar = await startSidecar(config, log);
-  const envoy = EnvoyChild.start(parsed.rest, { killGraceMs: config.envoyKillGraceMs, log: log.child({ component: "envoy" }) });
+  const sidecar = await startSidecar(flags, log);
+  const started = startPlannedEnvoy(plan, { grpc: sidecar.grpcAddress, admin: sidecar.adminAddress }, flags.envoyKillGraceMs, log.child({ component: "envoy" }));
+  const envoy = started.child;
+  // An admin on port 0 has an address only once Envoy wrote it: the drain needs it.
+  const adminUrl = plan.bootstrapPath && /:0$/.test(plan.adminUrl) ? ((await started.live) ?? "") : plan.adminUrl;
+  const config: SidecarConfig = { ...flags, envoyAdmin: flags.envoyAdmin || adminUrl };
   // We never leave Envoy behind, whatever way we exit.
   process.on("exit", () => envoy.killNow());
 

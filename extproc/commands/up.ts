@@ -1,26 +1,38 @@
-// `meshext up` (what `npm start` runs): the embedded control plane seeded with the repo's sample policies,
-// plus a sidecar pointed at it, in one process; prints where everything listens and how to try it.
+// `meshext up` (what `npm start` runs): the embedded control plane seeded with the repo's sample policies, a sidecar
+// pointed at it and, when an Envoy is installed, a real data plane in front of a demo app (up-data-plane.ts), in
+// one process; prints where everything listens and how to try it.
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { CONTROL_PLANE_FLAGS, loadControlPlaneConfig } from "../config/control-plane.js";
-import { formatHelp, pinnedKumaVersion } from "../config/flags.js";
-import { loadSidecarConfig, SIDECAR_FLAGS, type SidecarConfig } from "../config/sidecar.js";
+import { CONTROL_PLANE_FLAGS, type ControlPlaneConfig } from "../config/control-plane.js";
+import { checkEnvoyConfig, type EnvoyConfig } from "../config/envoy.js";
+import { ConfigError, type FlagSpec, formatHelp, pinnedKumaVersion, resolveConfig } from "../config/flags.js";
+import { checkSidecarConfig, type SidecarConfig } from "../config/sidecar.js";
 import { hasNoPolicies, seedFromDir } from "../control-plane/seed.js";
 import { installDrain } from "../drain/install.js";
 import { untilDrained } from "../drain/signals.js";
+import { startPlannedEnvoy } from "../envoy-run/launch.js";
 import { createLogger } from "../log.js";
 import { startSidecar } from "../sidecar.js";
 import { startFromConfig } from "./control-plane.js";
+import { RUN_FLAGS } from "./run.js";
+import { banner, type DataPlaneBanner } from "./up-banner.js";
+import { demoEnvoyConfig, inboundPortOf, makeDemoCerts, missingForDataPlane, planDemoEnvoy, startDemoApp, type DemoApp } from "./up-data-plane.js";
 
-export const UP_USAGE = "meshext up [control-plane flags] [-- sidecar flags]";
+export const UP_USAGE = "meshext up [control-plane flags] [-- sidecar and Envoy flags]";
 export const UP_SUMMARY =
-  "Starts the embedded control plane (seeded from envoy/policies/ when its data dir is empty) and a sidecar that follows it.";
+  "Starts the embedded control plane (seeded from envoy/policies/ when its data dir is empty), a sidecar that follows it and, " +
+  "with an Envoy installed, a real Envoy with inbound mTLS in front of a demo app.";
+
+export const UP_FLAGS = [
+  ...CONTROL_PLANE_FLAGS,
+  { key: "envoy", flag: "envoy", type: "enum", values: ["auto", "on", "off"], default: "auto", help: "The real data plane: auto runs it when an Envoy and openssl are there (else the sidecar alone, said in one line); on requires it; off never." },
+] as const satisfies readonly FlagSpec[];
 
 /** The repo's sample policies, wherever the command is run from. */
 export const SAMPLE_POLICIES_DIR = fileURLToPath(new URL("../../../envoy/policies/", import.meta.url));
 
 /** Sidecar settings for `up`: pointed at our control plane, its data under .meshext/, a demo identity. */
-export function upSidecarConfig(base: SidecarConfig, controlPlaneUrl: string, token: string, stateDir: string): SidecarConfig {
+export function upSidecarConfig<C extends SidecarConfig>(base: C, controlPlaneUrl: string, token: string, stateDir: string): C {
   return {
     ...base,
     policies: "",
@@ -33,62 +45,64 @@ export function upSidecarConfig(base: SidecarConfig, controlPlaneUrl: string, to
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { config: cpConfig, parsed } = loadControlPlaneConfig(argv, env);
+  const { config: upConfig, parsed } = resolveConfig(UP_FLAGS, argv, env);
   if (parsed.help) {
-    process.stdout.write(formatHelp(UP_USAGE, UP_SUMMARY, CONTROL_PLANE_FLAGS));
-    process.stdout.write("\nSidecar flags (after --):\n\n" + formatHelp("meshext up -- [sidecar flags]", "", SIDECAR_FLAGS));
+    process.stdout.write(formatHelp(UP_USAGE, UP_SUMMARY, UP_FLAGS));
+    process.stdout.write("\nSidecar and Envoy flags (after --):\n\n" + formatHelp("meshext up -- [flags]", "", RUN_FLAGS));
     return 0;
   }
-  const { config: sidecarBase } = loadSidecarConfig(parsed.rest, env);
+  const cpConfig: ControlPlaneConfig = upConfig;
+  pinnedKumaVersion(cpConfig.kumaVersion);
+  const { config: runFlags } = resolveConfig(RUN_FLAGS, parsed.rest, env);
+  const base = checkEnvoyConfig(checkSidecarConfig(runFlags as SidecarConfig & EnvoyConfig)) as SidecarConfig & EnvoyConfig;
   const log = createLogger(cpConfig.logLevel);
   const stateDir = join(cpConfig.dataDir, "..");
 
+  const missing = upConfig.envoy === "off" ? "--envoy off" : missingForDataPlane(env);
+  if (missing && upConfig.envoy === "on") throw new ConfigError(`--envoy on: ${missing}`);
+
   const cp = await startFromConfig(cpConfig, log);
   if (hasNoPolicies(cp.store)) await seedFromDir(cp.store, SAMPLE_POLICIES_DIR, log.child({ component: "seed" }), pinnedKumaVersion(cpConfig.kumaVersion));
+  let config = upSidecarConfig(base, cp.url, cpConfig.token, stateDir);
 
-  const config = upSidecarConfig(sidecarBase, cp.url, cpConfig.token, stateDir);
-  let sidecar;
+  let app: DemoApp | undefined;
+  let sidecar: Awaited<ReturnType<typeof startSidecar>> | undefined;
+  let plane: DataPlaneBanner | undefined;
+  let stopEnvoy: (() => Promise<void>) | undefined;
   try {
+    // The data plane is planned (and its bootstrap validated by Envoy) before the sidecar registers anything.
+    let plan;
+    let envoyConfig: EnvoyConfig | undefined;
+    if (!missing) {
+      const certs = makeDemoCerts(join(stateDir, "certs"));
+      app = await startDemoApp(config.appPort);
+      envoyConfig = demoEnvoyConfig(config, certs, app.port);
+      config = { ...config, ...envoyConfig, drainListeners: true };
+      plan = planDemoEnvoy(config, envoyConfig, env);
+      plane = { certs, inboundUrl: "", appPort: app.port, envoyAdmin: plan.adminUrl };
+    }
     sidecar = await startSidecar(config, log);
+    if (plan && envoyConfig && plane) {
+      const started = startPlannedEnvoy(plan, { grpc: sidecar.grpcAddress, admin: sidecar.adminAddress }, config.envoyKillGraceMs, log.child({ component: "envoy" }));
+      const adminUrl = await started.live;
+      if (!adminUrl) throw new ConfigError("Envoy did not start (its log is above)");
+      plane.envoyAdmin = adminUrl;
+      plane.inboundUrl = `https://127.0.0.1:${await inboundPortOf(adminUrl, envoyConfig)}`;
+      config = { ...config, envoyAdmin: adminUrl };
+      stopEnvoy = async () => void (await started.child.stop());
+      process.on("exit", () => started.child.killNow());
+    }
+    const drain = installDrain(sidecar, config, stopEnvoy ? { stopEnvoy } : undefined);
+    process.stderr.write(banner(cp.url, sidecar.grpcAddress, sidecar.adminAddress, cpConfig.dataDir, config, plane, missing));
+    const result = await untilDrained(drain);
+    app?.stop();
+    await cp.stop();
+    if (result.forced) process.exit(result.exitCode);
+    return result.exitCode;
   } catch (err) {
+    await sidecar?.stop(0);
+    app?.stop();
     await cp.stop();
     throw err;
   }
-  const drain = installDrain(sidecar, config);
-  process.stderr.write(banner(cp.url, sidecar.grpcAddress, sidecar.adminAddress, cpConfig.dataDir, config));
-  const result = await untilDrained(drain);
-  await cp.stop();
-  if (result.forced) process.exit(result.exitCode);
-  return result.exitCode;
-}
-
-/** A sanitized x-forwarded-client-cert as Envoy sets it on an mTLS inbound: the client's SPIFFE ID in `URI=`. */
-export const demoXfcc = (serviceAccount: string) => `By=spiffe://default.z1.mesh.local/ns/demo/sa/demo-app;URI=spiffe://default.z1.mesh.local/ns/shop/sa/${serviceAccount}`;
-
-function banner(cpUrl: string, grpc: string, admin: string, dataDir: string, config: SidecarConfig): string {
-  const explain = (sa: string) => `'{"headers":{"x-forwarded-client-cert":"${demoXfcc(sa)}"}}'`;
-  const denyWeb =
-    "$'type: MeshTrafficPermission\\nname: deny-web\\nmesh: default\\nspec:\\n  targetRef: {kind: Dataplane, name: " +
-    config.dataplaneName +
-    "}\\n  rules:\\n    - default:\\n        deny: [{spiffeID: {type: Exact, value: \"spiffe://default.z1.mesh.local/ns/shop/sa/web\"}}]\\n'";
-  return [
-    "",
-    "meshext is up.",
-    `  control plane (Kuma REST API)  ${cpUrl}        data: ${dataDir}`,
-    `  sidecar ext_proc (gRPC)        ${grpc}`,
-    `  sidecar admin                  http://${admin}   (/metrics /ready /drain /explain)`,
-    `  this dataplane                 ${config.mesh}/${config.dataplaneName} (${config.dataplaneTags})`,
-    "",
-    "Try it (the samples follow Kuma 2.14: mesh mTLS on, a SPIFFE-based MeshTrafficPermission for this dataplane):",
-    `  curl -s ${cpUrl}/meshes/default/meshtrafficpermissions | head -40`,
-    `  curl -s ${cpUrl}/meshes/default/dataplanes/${config.dataplaneName}/_rules`,
-    `  curl -s -XPOST http://${admin}/explain -d ${explain("web")}`,
-    `  curl -s -XPUT ${cpUrl}/meshes/default/meshtrafficpermissions/deny-web -H 'content-type: application/yaml' --data-binary ${denyWeb}`,
-    "  …then the /explain call again: the decision follows within a second (long-poll).",
-    "Ctrl-C drains the sidecar, deregisters its dataplane and stops the control plane.",
-    config.envoyAdmin
-      ? `  (the drain ends once Envoy reports no inbound request in flight, after ${config.drainMinMs / 1000}s at least)`
-      : `  (no --envoy-admin after --: the drain waits the full drain time, ${config.drainTimeMs / 1000}s; Ctrl-C again to hurry)`,
-    "",
-  ].join("\n");
 }

@@ -55,6 +55,11 @@ export type SidecarConfig = FlagValues<typeof SIDECAR_FLAGS>;
 /** Resolves the sidecar's flags into a typed config (throws ConfigError on bad values). */
 export function loadSidecarConfig(argv: readonly string[], env: NodeJS.ProcessEnv): { config: SidecarConfig; parsed: ParsedArgs } {
   const { config, parsed } = resolveConfig(SIDECAR_FLAGS, argv, env);
+  return { config: checkSidecarConfig(config), parsed };
+}
+
+/** The checks that span sidecar flags; throws ConfigError naming them. */
+export function checkSidecarConfig<C extends SidecarConfig>(config: C): C {
   if (config.drainMinMs > config.drainTimeMs) {
     throw new ConfigError(`--drain-min (${config.drainMinMs}ms) must not exceed --drain-time (${config.drainTimeMs}ms)`);
   }
@@ -66,7 +71,7 @@ export function loadSidecarConfig(argv: readonly string[], env: NodeJS.ProcessEn
   if (config.policies && config.controlPlane) {
     throw new ConfigError("--policies and --control-plane are exclusive: pick one policy source");
   }
-  return { config, parsed };
+  return config;
 }
 
 /** RFC 9110 token characters. */

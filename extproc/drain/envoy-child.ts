@@ -11,7 +11,7 @@ export interface EnvoyExit {
 export interface EnvoyChildOptions {
   /** Time between SIGTERM and SIGKILL in stop(), ms. */
   killGraceMs: number;
-  log?: { info(fields: object, msg: string): void; warn(fields: object, msg: string): void };
+  log?: { debug(fields: object, msg: string): void; info(fields: object, msg: string): void; warn(fields: object, msg: string): void };
 }
 
 export class EnvoyChild {
@@ -46,7 +46,8 @@ export class EnvoyChild {
     const [command, ...args] = argv;
     if (!command) throw new Error("no Envoy command given");
     const child = spawn(command, args, { stdio: "inherit", detached: true });
-    opts.log?.info({ pid: child.pid, command: argv.join(" ") }, "envoy started");
+    // "envoy started" is logged by whoever knows when it is LIVE (envoy-run/launch.ts).
+    opts.log?.debug({ pid: child.pid, command: argv.join(" ") }, "envoy spawned");
     return new EnvoyChild(child, opts);
   }
 

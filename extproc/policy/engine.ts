@@ -185,10 +185,14 @@ export class PolicyEngine implements Decider {
   }
 }
 
-/** One inbound: the only one, or the one named/numbered like `name`, or the one on :authority's port. */
+/** One inbound: the only one, or the one named/numbered like `name`, or the listener's (facts.inbound), or the one on :authority's port. */
 function pickInbound(snap: Snapshot, facts: RequestFacts, name?: string): InboundPlan | undefined {
   const all = snap.inbounds;
   if (name !== undefined) return all.find((i) => i.inbound.name === name || String(i.inbound.port) === name);
+  if (facts.inbound !== undefined) {
+    const named = all.find((i) => i.inbound.name === facts.inbound || String(i.inbound.port) === facts.inbound);
+    if (named) return named;
+  }
   if (all.length <= 1) return all[0];
   const port = /:(\d+)$/.exec(facts.authority)?.[1];
   return all.find((i) => port !== undefined && String(i.inbound.port) === port) ?? all[0];

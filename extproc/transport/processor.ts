@@ -62,6 +62,8 @@ export class RequestProcessor {
     private readonly decider: Decider,
     private readonly direction: Direction,
     private readonly settings: ProcessorSettings,
+    /** The inbound the stream's listener serves (initial metadata x-meshext-inbound), if named. */
+    private readonly inbound?: string,
   ) {}
 
   get decided(): Decision | undefined {
@@ -103,6 +105,7 @@ export class RequestProcessor {
 
   private onRequestHeaders(msg: ProcessingRequest, headers: Extract<ProcessingRequest["request"], { $case: "requestHeaders" }>["requestHeaders"]): Step {
     const facts = requestFacts(headers, msg.attributes as Record<string, Record<string, unknown> | undefined>, this.direction);
+    if (this.inbound !== undefined) facts.inbound = this.inbound;
     this.requestId = facts.requestId;
     const decision = this.decider.decide(facts);
     this.decision = decision;

@@ -15,6 +15,8 @@ import { RequestProcessor, snake, type ProcessorSettings, type Step } from "./pr
 
 /** gRPC metadata key (Envoy grpc_service.initial_metadata) telling the listener's direction. */
 export const DIRECTION_METADATA_KEY = "x-meshext-direction";
+/** gRPC metadata key naming the Dataplane inbound an inbound listener serves (the generated bootstrap sets it). */
+export const INBOUND_METADATA_KEY = "x-meshext-inbound";
 
 export interface StreamDeps {
   decider: () => Decider;
@@ -74,7 +76,7 @@ class ProcessStream implements CallHandler<ProcessingRequest> {
     private readonly call: Call,
   ) {
     this.direction = directionOf(call);
-    this.processor = new RequestProcessor(deps.decider(), this.direction, deps.settings);
+    this.processor = new RequestProcessor(deps.decider(), this.direction, deps.settings, call.metadata(INBOUND_METADATA_KEY));
     deps.metrics.streamsOpened.count++;
   }
 

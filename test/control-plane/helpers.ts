@@ -90,15 +90,20 @@ export interface UpProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
-/** `meshext up` as a child process on free ports with a fresh data dir; SIGKILLed and cleaned up when the test ends. */
-export async function startUp(t: Teardown): Promise<UpProcess> {
+/**
+ * `meshext up` as a child process on free ports with a fresh data dir; SIGKILLed and cleaned up when the test ends.
+ * The sidecar alone (--envoy off) unless `upArgs`/`sidecarArgs` say otherwise: test/envoy-real/up.test.ts runs the data plane.
+ */
+export async function startUp(t: Teardown, upArgs: string[] = ["--envoy", "off"], sidecarArgs: string[] = []): Promise<UpProcess & { stdout(): string }> {
   const cli = fileURLToPath(new URL("../../extproc/cli.js", import.meta.url));
   const dir = await tempDir();
   const child = spawn(
     process.execPath,
-    [cli, "up", "--listen", "127.0.0.1:0", "--data-dir", join(dir.path, "cp"), "--", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--drain-min", "0", "--drain-time", "200"],
-    { stdio: ["ignore", "ignore", "pipe"] },
+    [cli, "up", "--listen", "127.0.0.1:0", "--data-dir", join(dir.path, "cp"), ...upArgs, "--", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--drain-min", "0", "--drain-time", "200", ...sidecarArgs],
+    { stdio: ["ignore", "pipe", "pipe"] },
   );
+  let stdout = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
   const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
   let banner = "";
   child.stderr.on("data", (c: Buffer) => (banner += c.toString()));
@@ -107,5 +112,5 @@ export async function startUp(t: Teardown): Promise<UpProcess> {
     await exited;
     await dir.remove();
   });
-  return { exited, banner: () => banner, kill: (signal) => child.kill(signal) };
+  return { exited, banner: () => banner, stdout: () => stdout, kill: (signal) => child.kill(signal) };
 }

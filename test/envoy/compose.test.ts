@@ -89,8 +89,8 @@ test("envoy › the sidecar's compose flags, read by the real flag parser, match
   t.is(config.grpcListen, hostPort(clusterAddress(envoy, "meshext_sidecar")));
   t.is(config.adminListen, hostPort(clusterAddress(envoy, "meshext_sidecar_admin")));
   t.is(new URL(config.envoyAdmin).port, String(envoy.admin.address.socket_address.port_value));
-  t.is(config.inboundStatPrefix, hcm(listener(envoy, "inbound")).stat_prefix);
-  const extProc = httpFilter(listener(envoy, "inbound"), "envoy.filters.http.ext_proc");
+  t.is(config.inboundStatPrefix, hcm(listener(envoy, "inbound_8080")).stat_prefix);
+  const extProc = httpFilter(listener(envoy, "inbound_8080"), "envoy.filters.http.ext_proc");
   t.is(config.messageTimeoutMs, durationMs(extProc.message_timeout));
   t.is(config.maxMessageTimeoutMs, durationMs(extProc.max_message_timeout));
   t.true(existsSync(join(ROOT, config.dataplaneFile)), `no ${config.dataplaneFile}`);
@@ -115,9 +115,9 @@ test("envoy › the control plane's compose flags, read by the real flag parser,
 test("envoy › published ports, the app, the load client and Prometheus agree with envoy.yaml", (t) => {
   const envoy = envoyConfig();
   const services = compose().services;
-  const inboundPort = listener(envoy, "inbound").address.socket_address.port_value;
+  const inboundPort = listener(envoy, "inbound_8080").address.socket_address.port_value;
   t.true(published(services.envoy).includes(inboundPort));
-  t.is(Number(services.app.environment.PORT), clusterAddress(envoy, "localhost_8081").port_value);
+  t.is(Number(services.app.environment.PORT), clusterAddress(envoy, "app_8080").port_value);
   t.is(services.app.network_mode, "service:envoy");
   t.is(new URL(services.load.environment.TARGET).port, String(inboundPort));
   t.is(services.prometheus.network_mode, "service:envoy", "Prometheus scrapes the loopback admin servers");
@@ -184,5 +184,12 @@ test("envoy › the e2e publishes every port on an ephemeral host port; the demo
       t.is(EPHEMERAL_PORTS[m[1]!], m[3], `${name}: the e2e does not set ${m[1]} to the bare container port`);
       t.is(interpolate(spec, EPHEMERAL_PORTS), m[3]);
     }
+  }
+});
+
+test("envoy › every published host port of the compose stack, Grafana's included, can be moved with a MESHEXT_PUBLISH_* variable", (t) => {
+  // Given a machine whose 3000, 8080 or 9090 is taken: each service's port is ${MESHEXT_PUBLISH_<NAME>:-host:container}
+  for (const [name, service] of Object.entries(compose().services as Record<string, Yaml>)) {
+    for (const spec of (service.ports ?? []) as string[]) t.regex(spec, /^\$\{MESHEXT_PUBLISH_\w+:-\d+:\d+\}$/, `${name}: ${spec}`);
   }
 });

@@ -88,5 +88,5 @@ export function durationMs(text: string): number {
 
 /** The wasm filter's plugin configuration JSON text. */
 export function wasmPluginConfig(config: Yaml): string {
-  return httpFilter(listener(config, "inbound"), "envoy.filters.http.wasm").config.configuration.value as string;
+  return httpFilter(listener(config, "inbound_8080"), "envoy.filters.http.wasm").config.configuration.value as string;
 }

@@ -2,6 +2,7 @@
 // reading would miss: listener direction and drain type, what the Lua shim reacts to, current wasm field names,
 // ext_proc mutation_rules and request_attributes. Each check names the Envoy behaviour it stands for.
 import test from "ava";
+import { STATS_LISTENER } from "../../extproc/envoy-bootstrap/names.js";
 import { REQUEST_ATTRIBUTES } from "../../extproc/transport/mapping.js";
 import { fromEnvoyMutationRules, SHIPPED_MUTATION_RULES } from "../../extproc/envoy-mutation-rules.js";
 import { ProxyWasmHost } from "../helpers/proxy-wasm-host.js";
@@ -11,9 +12,9 @@ import { ENVOY_CONFIGS, hcm, httpFilter, httpFilters, readYaml, type Yaml } from
 const listeners = (config: Yaml): Yaml[] => config.static_resources.listeners;
 const extProcFilters = (config: Yaml): Array<{ listener: string; filter: Yaml }> =>
   listeners(config).flatMap((l) => httpFilters(l).filter((f) => f.name === "envoy.filters.http.ext_proc").map((f) => ({ listener: l.name as string, filter: f.typed_config })));
-const wasmPlugin = (config: Yaml): Yaml => httpFilter(listeners(config).find((l) => l.name === "inbound"), "envoy.filters.http.wasm").config;
+const wasmPlugin = (config: Yaml): Yaml => httpFilter(listeners(config).find((l) => l.name === "inbound_8080"), "envoy.filters.http.wasm").config;
 const luaSource = (config: Yaml): string =>
-  httpFilter(listeners(config).find((l) => l.name === "inbound"), "envoy.filters.http.lua").default_source_code.inline_string;
+  httpFilter(listeners(config).find((l) => l.name === "inbound_8080"), "envoy.filters.http.lua").default_source_code.inline_string;
 
 for (const file of ENVOY_CONFIGS) {
   const name = file.split("/").pop()!;
@@ -21,6 +22,11 @@ for (const file of ENVOY_CONFIGS) {
   test(`envoy fidelity › ${name}: every listener says whether it is INBOUND or OUTBOUND`, (t) => {
     // Envoy: /drain_listeners?inboundonly stops only listeners with traffic_direction INBOUND (UNSPECIFIED is neither).
     for (const l of listeners(readYaml(file))) {
+      if (l.name === STATS_LISTENER) {
+        // The Prometheus listener is neither, on purpose: scrapes go on while /drain_listeners?inboundonly stops traffic.
+        t.is(l.traffic_direction, undefined, l.name);
+        continue;
+      }
       t.true(["INBOUND", "OUTBOUND"].includes(l.traffic_direction), `${l.name}: traffic_direction ${l.traffic_direction ?? "unset (UNSPECIFIED)"}`);
       t.is(l.traffic_direction, l.name.startsWith("outbound") ? "OUTBOUND" : "INBOUND", l.name);
     }
@@ -29,7 +35,7 @@ for (const file of ENVOY_CONFIGS) {
   test(`envoy fidelity › ${name}: outbound listeners are MODIFY_ONLY, so /healthcheck/fail does not drain the app's own calls`, (t) => {
     // Envoy: while health checks fail, drainClose() is true for every DEFAULT-drain-type listener, outbound included.
     for (const l of listeners(readYaml(file))) {
-      if (l.name.startsWith("outbound")) t.is(l.drain_type, "MODIFY_ONLY", l.name);
+      if (l.name.startsWith("outbound") || l.name === STATS_LISTENER) t.is(l.drain_type, "MODIFY_ONLY", l.name);
       else t.not(l.drain_type, "MODIFY_ONLY", `${l.name}: inbound must drain on /healthcheck/fail`);
     }
   });
@@ -70,7 +76,7 @@ for (const file of ENVOY_CONFIGS) {
 
   test(`envoy fidelity › ${name}: inbound ext_proc asks for the attributes the sidecar reads`, (t) => {
     // Envoy: ext_proc sends only the attributes listed in request_attributes (none by default).
-    const inbound = extProcFilters(readYaml(file)).filter((f) => f.listener === "inbound");
+    const inbound = extProcFilters(readYaml(file)).filter((f) => f.listener === "inbound_8080");
     t.is(inbound.length, 1);
     for (const { listener, filter } of inbound) t.deepEqual([...(filter.request_attributes ?? [])].sort(), [...REQUEST_ATTRIBUTES].sort(), listener);
   });
@@ -79,7 +85,7 @@ for (const file of ENVOY_CONFIGS) {
 test("envoy fidelity › the mTLS variant is envoy.yaml plus a client-certificate-requiring TLS context on the inbound listener", (t) => {
   // Envoy: connection.uri_san_peer_certificate is empty unless the downstream connection is TLS with a peer certificate.
   const [plain, mtls] = ENVOY_CONFIGS.map(readYaml);
-  const inbound = listeners(mtls).find((l) => l.name === "inbound");
+  const inbound = listeners(mtls).find((l) => l.name === "inbound_8080");
   const socket = inbound.filter_chains[0].transport_socket;
   t.is(socket?.name, "envoy.transport_sockets.tls");
   const tls = socket.typed_config;

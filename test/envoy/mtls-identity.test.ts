@@ -20,7 +20,7 @@ function firstUriSan(certPem: string): string {
 
 /** The attributes envoy-mtls.yaml's inbound ext_proc requests, valued for a connection presenting `certPem`. */
 function attributesFor(certPem: string): Record<string, unknown> {
-  const names: string[] = httpFilter(listener(readYaml(ENVOY_MTLS_YAML), "inbound"), "envoy.filters.http.ext_proc").request_attributes ?? [];
+  const names: string[] = httpFilter(listener(readYaml(ENVOY_MTLS_YAML), "inbound_8080"), "envoy.filters.http.ext_proc").request_attributes ?? [];
   const valueOf: Record<string, () => unknown> = {
     "connection.uri_san_peer_certificate": () => firstUriSan(certPem),
     // The SNI the client sent; our test clients send none, as curl to an IP does.
