@@ -17,6 +17,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main(arg
     load: async () => ({ main: (await import("./commands/admin-client.js")).waitReadyMain }),
   },
   inject: { summary: "Add the sidecar containers to a Kubernetes workload, applying ContainerPatches.", load: () => import("./commands/inject.js") },
+  redirect: { summary: "Redirect the pod's inbound traffic for the app's port to Envoy (the injected init container; iptables).", load: () => import("./commands/redirect.js") },
   webhook: { summary: "Serve the mutating admission webhook (AdmissionReview v1 over TLS): the same injection as inject.", load: () => import("./commands/webhook.js") },
 };
 

@@ -9,6 +9,8 @@ import type { Workload } from "./workload.js";
 
 /** Overrides the kuma.io/service tag derived from the labels. */
 export const SERVICE_ANNOTATION = "meshext.io/service";
+/** The app port meshed when the pod has several (meshext meshes one inbound port per pod). */
+export const INBOUND_PORT_ANNOTATION = "meshext.io/inbound-port";
 /** Kuma's mesh annotation: the sidecar's --mesh. */
 export const MESH_ANNOTATION = "kuma.io/mesh";
 /** "false"/"disabled" leaves the app's probes as written (Kuma's kuma.io/virtual-probes: disabled too). */
@@ -124,6 +126,17 @@ export function podFacts(w: Workload, opts: FactOptions): FactsResult {
   const apps = appContainers(w);
   const inboundPorts = [...new Set(apps.flatMap(({ c }) => tcpPorts(c).map((p) => p.port)))].sort((a, b) => a - b);
 
+  let appPort: number | undefined;
+  const chosen = w.annotations[INBOUND_PORT_ANNOTATION];
+  if (chosen !== undefined && chosen !== null) {
+    const n = typeof chosen === "string" && /^\d+$/.test(chosen) ? Number(chosen) : NaN;
+    if (!inboundPorts.includes(n)) return { ok: false, message: `annotation ${INBOUND_PORT_ANNOTATION} must be one of the app's TCP container ports (${inboundPorts.join(", ") || "none"}), got ${JSON.stringify(chosen)}` };
+    appPort = n;
+  } else if (inboundPorts.length === 1) {
+    appPort = inboundPorts[0];
+  } else if (inboundPorts.length > 1) {
+    return { ok: false, message: `the app has several TCP ports (${inboundPorts.join(", ")}); meshext meshes one inbound port per pod: name it with the annotation ${INBOUND_PORT_ANNOTATION}` };
+  }
   const override = w.annotations[SERVICE_ANNOTATION];
   let service: string;
   if (override !== undefined && override !== null) {
@@ -133,7 +146,7 @@ export function podFacts(w: Workload, opts: FactOptions): FactsResult {
     const labelled = [w.podLabels["app.kubernetes.io/name"], w.podLabels.app].find((v) => typeof v === "string" && v !== "") as string | undefined;
     const base = labelled ?? (w.name || baseOfGenerateName(w.generateName) || "app");
     // Kuma's Kubernetes form: <name>_<namespace>_svc_<port>.
-    service = `${base}_${namespace}_svc${inboundPorts[0] !== undefined ? `_${inboundPorts[0]}` : ""}`;
+    service = `${base}_${namespace}_svc${appPort !== undefined ? `_${appPort}` : ""}`;
   }
   const tags: [string, string][] = [["kuma.io/service", service], ["k8s.kuma.io/namespace", namespace]];
   for (const key of Object.keys(w.podLabels).sort()) {
@@ -166,7 +179,7 @@ export function podFacts(w: Workload, opts: FactOptions): FactsResult {
   }
   return {
     ok: true,
-    facts: { tags, ...(typeof meshAnnotation === "string" ? { mesh: meshAnnotation } : {}), inboundPorts, probes, virtualProbes },
+    facts: { tags, ...(typeof meshAnnotation === "string" ? { mesh: meshAnnotation } : {}), inboundPorts, ...(appPort !== undefined ? { appPort } : {}), probes, virtualProbes },
     probeEdits,
   };
 }

@@ -28,9 +28,8 @@ export const INJECTED_ANNOTATION = "meshext.io/injected";
 export const INJECTED_LABEL = "meshext.io/injected";
 
 export const ENVOY_ADMIN_PORT = 9901;
-/** Transparent-proxy redirect targets, as in Kuma (redirectPortInbound / redirectPortOutbound). */
+/** Envoy's inbound listener, where the init container redirects the app port's traffic (Kuma's redirectPortInbound). */
 export const INBOUND_REDIRECT_PORT = 15006;
-export const OUTBOUND_REDIRECT_PORT = 15001;
 export const EXTPROC_GRPC_PORT = sidecarDefaultPort("grpcListen");
 export const SIDECAR_ADMIN_PORT = sidecarDefaultPort("adminListen");
 const DRAIN_MIN_DEFAULT_MS = Number(SIDECAR_FLAGS.find((f) => f.key === "drainMinMs")!.default);
@@ -46,6 +45,8 @@ export interface PodFacts {
   mesh?: string;
   /** The app's TCP container ports, sorted. */
   inboundPorts: number[];
+  /** The one app port whose inbound traffic goes through Envoy (meshext.io/inbound-port, or the only port); none for a pod without ports. */
+  appPort?: number;
   /** The app's probes, forwarded by the probe port. */
   probes: VirtualProbe[];
   /** The probe port is served (--virtual-probes, unless the workload opts out). */
@@ -144,10 +145,11 @@ function runArgs(s: InjectSettings, mode: SidecarMode, pod: PodFacts): string[] 
     ...(s.drainTimeMs < DRAIN_MIN_DEFAULT_MS ? [`--drain-min=${formatDurationMs(s.drainTimeMs)}`] : []),
     // Native: kubelet's SIGTERM comes only once the app has exited, so there is nothing left to drain.
     ...(mode === "native" ? ["--exit-on-sigterm"] : []),
-    `--inbound-redirect-port=${INBOUND_REDIRECT_PORT}`,
-    `--outbound-redirect-port=${OUTBOUND_REDIRECT_PORT}`,
-    ...(pod.inboundPorts.length > 0 ? [`--inbound-ports=${pod.inboundPorts.join(",")}`] : []),
-    `--stats-listen=0.0.0.0:${s.statsPort}`,
+    // The bootstrap's one inbound: Envoy listens where the init container redirects to, the app behind it on loopback.
+    `--inbound-port=${INBOUND_REDIRECT_PORT}`,
+    ...(pod.appPort !== undefined ? [`--app-port=${pod.appPort}`] : []),
+    `--envoy-admin-listen=127.0.0.1:${ENVOY_ADMIN_PORT}`,
+    `--envoy-stats-listen=0.0.0.0:${s.statsPort}`,
     ...(pod.virtualProbes ? [`--probe-listen=0.0.0.0:${s.probePort}`] : []),
     ...(pod.virtualProbes && pod.probes.length > 0 ? [`--app-probes=${formatProbeList(pod.probes)}`] : []),
     ...(pod.mesh ? [`--mesh=${pod.mesh}`] : []),
@@ -195,17 +197,11 @@ export function renderSidecar(s: InjectSettings, mode: SidecarMode = "native", p
   const init: Container = {
     name: INIT_CONTAINER,
     image: s.initImage,
-    command: ["/usr/bin/kumactl", "install", "transparent-proxy"],
-    args: [
-      "--kuma-dp-uid", String(s.proxyUid),
-      "--redirect-inbound-port", String(INBOUND_REDIRECT_PORT),
-      "--redirect-outbound-port", String(OUTBOUND_REDIRECT_PORT),
-      // kubelet's probes and Prometheus reach these directly: the sidecar admin port answers only its
-      // public, read-only routes off loopback, the stats port only /stats/prometheus, the probe port
-      // only this pod's declared probes.
-      "--exclude-inbound-ports", excludedInboundPorts(s, pod.virtualProbes).join(","),
-      "--verbose",
-    ],
+    // Only the app port's inbound traffic is redirected: kubelet's probes and Prometheus reach the probe,
+    // admin and stats ports directly (each answers only what it must), and outbound traffic is not
+    // touched (the bootstrap has no transparent outbound listener).
+    command: [...s.sidecarExec, "redirect"],
+    args: [`--app-port=${pod.appPort ?? 0}`, `--redirect-port=${INBOUND_REDIRECT_PORT}`],
     resources: INIT_RESOURCES,
     securityContext: {
       runAsUser: 0,
@@ -218,14 +214,9 @@ export function renderSidecar(s: InjectSettings, mode: SidecarMode = "native", p
   return { mode, sidecar, init, volume, terminationGracePeriodSeconds };
 }
 
-/** Inbound ports that bypass Envoy: kubelet and Prometheus reach them on the pod IP. */
-export function excludedInboundPorts(s: InjectSettings, virtualProbes: boolean): number[] {
-  return [SIDECAR_ADMIN_PORT, s.statsPort, ...(virtualProbes ? [s.probePort] : [])];
-}
-
 /** Every port the sidecar binds in the pod's network namespace (loopback ones collide with the app's too). */
 export function sidecarPorts(s: InjectSettings): number[] {
-  return [EXTPROC_GRPC_PORT, ENVOY_ADMIN_PORT, SIDECAR_ADMIN_PORT, s.statsPort, INBOUND_REDIRECT_PORT, OUTBOUND_REDIRECT_PORT, ...(s.virtualProbes ? [s.probePort] : [])];
+  return [EXTPROC_GRPC_PORT, ENVOY_ADMIN_PORT, SIDECAR_ADMIN_PORT, s.statsPort, INBOUND_REDIRECT_PORT, ...(s.virtualProbes ? [s.probePort] : [])];
 }
 
 /** The settings, and which mode a workload without the annotation gets; the pod's facts complete the render. */

@@ -26,7 +26,7 @@ export const INJECT_FLAGS = [
   { key: "sidecarControlPlane", flag: "sidecar-control-plane", type: "url", default: "", help: "Control plane URL the injected sidecar fetches policies from (as reached from the pod); empty: none set." },
   { key: "defaultPatches", flag: "default-patches", type: "string", default: "", help: "ContainerPatch names (a,b) applied in order when a workload has no kuma.io/container-patches annotation." },
   { key: "sidecarImage", flag: "sidecar-image", type: "string", default: SIDECAR_IMAGE, help: "Image of the sidecar container: meshext and Envoy (envoy/Dockerfile, target sidecar); its entrypoint is meshext." },
-  { key: "initImage", flag: "init-image", type: "string", default: "kumahq/kuma-init:2.6.0", help: "Image of the traffic-redirect init container (runs kumactl install transparent-proxy)." },
+  { key: "initImage", flag: "init-image", type: "string", default: SIDECAR_IMAGE, help: "Image of the traffic-redirect init container (runs meshext redirect: meshext and iptables; the sidecar image has both)." },
   { key: "proxyUid", flag: "proxy-uid", type: "int", default: 5678, min: 1, help: "UID (and GID) of both sidecars; the init container does not redirect their traffic." },
   { ...sidecarFlag("drainTimeMs"), help: "Drain time given to the sidecar and Envoy; the pod's grace period is raised to cover it." },
   { key: "graceMargin", flag: "grace-margin", type: "duration", default: 5000, help: "Added to --drain-time for terminationGracePeriodSeconds (time to exit after draining)." },

@@ -5,6 +5,7 @@
 import test from "ava";
 import { Registry } from "prom-client";
 import { loadSidecarConfig } from "../../extproc/config/sidecar.js";
+import { loadRunConfig } from "../../extproc/commands/run.js";
 import { createLogger } from "../../extproc/log.js";
 import { dataplaneClientFromConfig, httpPolicySourceFromConfig, localDataplane } from "../../extproc/policy-source/from-config.js";
 import { SIDECAR_CONTAINER } from "../../extproc/inject/render.js";
@@ -25,7 +26,7 @@ async function sidecarArgs(text: string, argv: string[] = []): Promise<string[]>
 
 /** The Dataplane the real sidecar builds from the rendered flags. */
 function dataplaneOf(args: string[]) {
-  const { config } = loadSidecarConfig(args.slice(1, args.indexOf("--")), { MESHEXT_DATAPLANE_NAME: "web-5d9c-abcde" });
+  const { config } = loadRunConfig(args.slice(1, args.indexOf("--")), { MESHEXT_DATAPLANE_NAME: "web-5d9c-abcde" });
   return { config, local: localDataplane(config) };
 }
 
@@ -80,7 +81,7 @@ test("identity › --no-register: the sidecar still fetches policies from the co
   const args = await sidecarArgs(deployment(), ["--no-register", "--sidecar-control-plane=http://127.0.0.1:5681"]);
   t.true(args.includes("--no-register"));
   const flags = args.slice(1, args.indexOf("--"));
-  const { config } = loadSidecarConfig(flags, { MESHEXT_CONTROL_PLANE: "http://127.0.0.1:5681" });
+  const { config } = loadRunConfig(flags, { MESHEXT_CONTROL_PLANE: "http://127.0.0.1:5681" });
   const local = localDataplane(config);
   const log = createLogger("silent");
   t.is(dataplaneClientFromConfig(config, local, log), undefined, "no registration");

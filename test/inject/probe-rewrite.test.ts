@@ -4,7 +4,7 @@
 // byte-identical; the opt-out annotations (and --no-virtual-probes) restore the probes as they were.
 import test from "ava";
 import { parse, parseDocument } from "yaml";
-import { loadSidecarConfig } from "../../extproc/config/sidecar.js";
+import { loadRunConfig } from "../../extproc/commands/run.js";
 import { parseProbeList } from "../../extproc/probes/virtual-path.js";
 import { SIDECAR_CONTAINER } from "../../extproc/inject/render.js";
 import { container, fixture, injected, podSpecOf, sourceOf } from "./helpers.js";
@@ -24,7 +24,7 @@ test("probes › every network probe points at the probe port, the rest stay; th
   t.deepEqual(admin.startupProbe, { httpGet: { path: "/", port: 80, host: "example.internal" } }, "a probe to another host does not pass the pod's proxy");
   // and the sidecar, started with the rendered flags, forwards exactly the rewritten paths
   const args = container(spec, SIDECAR_CONTAINER, "initContainers").args as string[];
-  const { config } = loadSidecarConfig(args.slice(1, args.indexOf("--")), {});
+  const { config } = loadRunConfig(args.slice(1, args.indexOf("--")), {});
   t.is(config.probeListen, "0.0.0.0:9000");
   const list = parseProbeList(config.appProbes);
   if (!list.ok) return t.fail(list.message);
@@ -57,7 +57,6 @@ for (const [how, change] of [
     t.deepEqual(container(spec, "api").readinessProbe, container(original, "api").readinessProbe);
     const args = container(spec, SIDECAR_CONTAINER, "initContainers").args as string[];
     t.false(args.some((a) => a.startsWith("--probe-listen") || a.startsWith("--app-probes")));
-    t.false(container(spec, "meshext-init", "initContainers").args.includes("9902,9903,9000"), "the probe port is not excluded from the redirect");
     // given a pod injected with virtual probes, when it opts out and is injected again, then its probes are restored
     const rewritten = await injected(fixture("probes.yaml"), sourceOf());
     const restored = podSpecOf(await injected(change(rewritten), sourceOf()), TEMPLATE);
@@ -77,11 +76,11 @@ test("probes › --no-virtual-probes leaves every probe as written", async (t) =
   }
 });
 
-test("probes › --probe-port moves the port everywhere: the probes, the sidecar flag, the container port, the redirect exclusion", async (t) => {
+test("probes › --probe-port moves the port everywhere: the probes, the sidecar flag, the container port; only the app port is redirected", async (t) => {
   const spec = podSpecOf(await injected(fixture("probes.yaml"), sourceOf(), ["--probe-port=9050"]), TEMPLATE);
   t.is(container(spec, "api").readinessProbe.httpGet.port, 9050);
   const sidecar = container(spec, SIDECAR_CONTAINER, "initContainers");
   t.true(sidecar.args.includes("--probe-listen=0.0.0.0:9050"));
   t.true(sidecar.ports.some((p: Obj) => p.containerPort === 9050 && p.name === "meshext-probes"));
-  t.true(container(spec, "meshext-init", "initContainers").args.includes("9902,9903,9050"));
+  t.deepEqual(container(spec, "meshext-init", "initContainers").args, ["--app-port=8080", "--redirect-port=15006"], "only the app port is redirected: the probe port is reached directly");
 });
