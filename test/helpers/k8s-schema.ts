@@ -22,14 +22,26 @@ const SCHEMA_OF_KIND: Record<string, string> = {
   ReplicaSet: "IoK8sApiAppsV1ReplicaSet",
   Job: "IoK8sApiBatchV1Job",
   CronJob: "IoK8sApiBatchV1CronJob",
+  Service: "IoK8sApiCoreV1Service",
+  ServiceAccount: "IoK8sApiCoreV1ServiceAccount",
+  Namespace: "IoK8sApiCoreV1Namespace",
+  MutatingWebhookConfiguration: "IoK8sApiAdmissionregistrationV1MutatingWebhookConfiguration",
+  PodDisruptionBudget: "IoK8sApiPolicyV1PodDisruptionBudget",
+};
+
+/** Kinds that are CRDs of another project: their schema package, whatever Kubernetes version is checked. */
+const CRD_SCHEMAS: Record<string, { pkg: string; type: string }> = {
+  PodMonitor: { pkg: "@kubernetes-models/prometheus-operator", type: "ComGithubPrometheusOperatorPrometheusOperatorPkgApisMonitoringV1PodMonitor" },
 };
 
 type Validate = ((data: unknown) => boolean) & { errors?: { instancePath: string; message?: string; keyword: string; params: unknown }[] | null };
 
 const cache = new Map<string, Validate>();
 
-async function validatorFor(pkg: string, kind: string): Promise<Validate> {
-  const type = SCHEMA_OF_KIND[kind];
+async function validatorFor(kubernetesPkg: string, kind: string): Promise<Validate> {
+  const crd = CRD_SCHEMAS[kind];
+  const pkg = crd?.pkg ?? kubernetesPkg;
+  const type = crd?.type ?? SCHEMA_OF_KIND[kind];
   if (!type) throw new Error(`no schema known for kind ${kind}`);
   const key = `${pkg}/${type}`;
   const hit = cache.get(key);
