@@ -6,6 +6,12 @@ import { dirname, join } from "node:path";
 import { existsSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
+/**
+ * The oldest Kubernetes API classic sidecars are checked against: kubernetes-models 4.4.2 (its Container has
+ * resizePolicy, 1.27, and no restartPolicy, 1.28), installed as kubernetes-models-classic-floor.
+ */
+export const CLASSIC_FLOOR = { name: "1.27 (classic sidecars' floor)", pkg: "kubernetes-models-classic-floor" } as const;
+
 /** The two schema sets: npm aliases of kubernetes-models (see package.json). */
 export const KUBERNETES_VERSIONS = [
   // kubernetes-models 4.5.1: knows Lifecycle.stopSignal (1.33), not Container.restartPolicyRules (1.34).
