@@ -17,7 +17,7 @@ interface Command {
 const COMMANDS: Record<string, Command> = {
   up: { summary: "Start the embedded control plane with the sample policies and a sidecar pointed at it.", longRunning: true, load: () => import("./commands/up.js") },
   sidecar: { summary: "Run the ext_proc policy service and drain controller next to an Envoy.", longRunning: true, load: () => import("./commands/sidecar.js") },
-  run: { summary: "Run the sidecar and start Envoy as its child: meshext run [flags] -- envoy -c envoy.yaml", longRunning: true, load: () => import("./commands/run.js") },
+  run: { summary: "Run the sidecar and start Envoy as its child, on a bootstrap generated from the flags and the Dataplane.", longRunning: true, load: () => import("./commands/run.js") },
   bootstrap: { summary: "Print the Envoy bootstrap `meshext run` generates for the same flags.", load: () => import("./commands/bootstrap.js") },
   "control-plane": { summary: "Run the embedded control plane (Kuma REST API for policies and dataplanes).", longRunning: true, load: () => import("./commands/control-plane.js") },
   drain: {
@@ -29,6 +29,8 @@ const COMMANDS: Record<string, Command> = {
     load: async () => ({ main: (await import("./commands/admin-client.js")).waitReadyMain }),
   },
   inject: { summary: "Add the sidecar containers to a Kubernetes workload, applying ContainerPatches.", load: () => import("./commands/inject.js") },
+  redirect: { summary: "Redirect the pod's inbound traffic for the app's port to Envoy (the injected init container; iptables).", load: () => import("./commands/redirect.js") },
+  webhook: { summary: "Serve the mutating admission webhook (AdmissionReview v1 over TLS): the same injection as inject.", load: () => import("./commands/webhook.js") },
 };
 
 function usage(): string {

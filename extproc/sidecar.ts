@@ -13,6 +13,8 @@ import { startIdleTrim } from "./idle-trim.js";
 import type { Logger } from "./log.js";
 import { collectProcessMetrics } from "./process-metrics.js";
 import { createPolicyPlane } from "./policy-plane.js";
+import { startProbeServer, type ProbeServer } from "./probes/server.js";
+import { parseProbeList } from "./probes/virtual-path.js";
 import { Readiness } from "./readiness.js";
 import { HealthService } from "./transport/health.js";
 import { TransportMetrics } from "./transport/metrics.js";
@@ -89,13 +91,20 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
   // silent control plane must not leave Envoy facing a closed port.
   let grpcAddress: string;
   let adminInfo: AddressInfo;
+  let probes: ProbeServer | undefined;
   try {
     grpcAddress = await listening("grpc-listen", config.grpcListen, grpc.bind(config.grpcListen));
     if (config.grpcSocket) await listening("grpc-socket", config.grpcSocket, grpc.bind(`unix:${config.grpcSocket}`));
     adminInfo = await listening("admin-listen", config.adminListen, admin.listen(config.adminListen));
+    if (config.probeListen) {
+      const list = parseProbeList(config.appProbes);
+      const paths = list.ok ? list.paths : new Map();
+      const probeLog = log.child({ component: "probes" });
+      probes = await listening("probe-listen", config.probeListen, startProbeServer(config.probeListen, { probes: paths, appHost: config.dataplaneAddress, log: probeLog, registry }));
+    }
   } catch (error) {
     // Whatever did bind must not keep the process alive: the command exits with the error.
-    await Promise.all([grpc.shutdown(0), admin.close()]);
+    await Promise.all([grpc.shutdown(0), admin.close(), probes?.close()]);
     throw error;
   }
   await policy.start();
@@ -122,7 +131,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
       stopped ??= (async () => {
         health.closeWatchers();
         idleTrim.stop();
-        await Promise.all([grpc.shutdown(graceMs), admin.close(), policy.stop()]);
+        await Promise.all([grpc.shutdown(graceMs), admin.close(), policy.stop(), probes?.close()]);
         await decisionLog?.close();
       })();
       return stopped;

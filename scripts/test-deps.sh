@@ -8,6 +8,8 @@ bash "$here/install-envoy.sh" || echo "test-deps: no Envoy: the real-Envoy tests
 need=()
 command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
+# the simulated pod's traffic redirection (meshext redirect, as the injected init container runs it)
+command -v iptables-restore >/dev/null 2>&1 || need+=(iptables)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   echo "test-deps: missing Debian packages: ${need[*]} (not root or no apt-get): tests that need them will skip" >&2

@@ -4,15 +4,16 @@ import { readFile } from "node:fs/promises";
 import { formatHelp } from "../config/flags.js";
 import { formatFailure } from "../inject/failure.js";
 import { injectText } from "../inject/injector.js";
-import { type ContainerPatchSource, controlPlaneSource, loadPatchDir, NO_PATCHES, PatchSourceError } from "../inject/patch-source.js";
+import { type ContainerPatchSource, PatchSourceError, patchSourceFor } from "../inject/patch-source.js";
 import { renderSidecars } from "../inject/render.js";
-import { INJECT_ENV_PREFIX, INJECT_FLAGS, type InjectSettings, loadInjectSettings } from "../inject/settings.js";
+import { INJECT_ENV_PREFIX, INJECT_FLAGS, loadInjectSettings } from "../inject/settings.js";
 
 const USAGE = "meshext inject [-f FILE] [--patches DIR | --control-plane URL] [flags]";
 const SUMMARY =
-  "Adds the Envoy sidecar, the meshext sidecar and the traffic-redirect init container to a Pod, Deployment,\n" +
-  "StatefulSet, DaemonSet, ReplicaSet, Job or CronJob, applying the ContainerPatches named by the\n" +
-  "kuma.io/container-patches annotation (or --default-patches). Any patch problem refuses the injection.";
+  "Adds the sidecar (meshext running Envoy) and the traffic-redirect init container to a Pod, Deployment,\n" +
+  "StatefulSet, DaemonSet, ReplicaSet, Job or CronJob, rewrites the app's probes to the sidecar's probe port and\n" +
+  "applies the ContainerPatches named by the kuma.io/container-patches annotation (or --default-patches).\n" +
+  "Opted-out and hostNetwork workloads pass through unchanged; any patch problem refuses the injection.";
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -20,11 +21,6 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-async function patchSource(s: InjectSettings): Promise<ContainerPatchSource> {
-  if (s.controlPlane) return controlPlaneSource(s.controlPlane, s.controlPlaneToken);
-  if (s.patchesDir) return loadPatchDir(s.patchesDir);
-  return NO_PATCHES;
-}
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const { settings, parsed } = loadInjectSettings(argv, env);
@@ -36,7 +32,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   let source: ContainerPatchSource;
   try {
     text = settings.file && settings.file !== "-" ? await readFile(settings.file, "utf8") : await readStdin();
-    source = await patchSource(settings);
+    source = await patchSourceFor(settings);
   } catch (err) {
     const message = err instanceof PatchSourceError ? err.message : `cannot read ${settings.file || "stdin"}: ${(err as Error).message}`;
     process.stderr.write(`meshext inject: ${message}\n`);
@@ -47,7 +43,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     process.stderr.write(`meshext inject: ${formatFailure(outcome.failure)}\n`);
     return 1;
   }
-  if (outcome.injected.length === 0) process.stderr.write("meshext inject: no workload found in the input; written unchanged\n");
+  for (const { workload, reason } of outcome.skipped) process.stderr.write(`meshext inject: not injecting ${workload}: opted out (${reason}); written unchanged\n`);
+  if (outcome.injected.length === 0 && outcome.skipped.length === 0) process.stderr.write("meshext inject: no workload found in the input; written unchanged\n");
   process.stdout.write(outcome.output);
   return 0;
 }

@@ -1,6 +1,7 @@
 // The sidecar's settings: one table of flags with their defaults (the only place defaults live),
 // and the typed SidecarConfig they resolve to (derived from the table, field for field).
 import { ConfigError, type FlagSpec, type FlagValues, flagWithSource, type ParsedArgs, pinnedKumaVersion, resolveConfig } from "./flags.js";
+import { checkPodFlags, POD_FLAGS } from "./pod.js";
 
 export const SIDECAR_FLAGS = [
   { key: "config", flag: "config", type: "path", default: "", help: "YAML or JSON file of flag values (keys are flag names)." },
@@ -47,6 +48,7 @@ export const SIDECAR_FLAGS = [
   { key: "drainListeners", flag: "drain-listeners", type: "bool", default: false, help: "Also call Envoy's /drain_listeners?graceful&inboundonly." },
   { key: "exitOnSigterm", flag: "exit-on-sigterm", type: "bool", default: false, help: "A first SIGTERM/SIGINT exits at once (deregister, stop Envoy if ours) instead of draining. meshext inject sets it for native sidecars: kubelet signals them only after the app has exited (after pod deletion, their preStop already drains forever; after a Job's app completes, there is nothing to drain)." },
   { key: "envoyKillGraceMs", flag: "envoy-kill-grace", type: "duration", default: 5000, help: "With `meshext run`: time between SIGTERM and SIGKILL to Envoy." },
+  ...POD_FLAGS,
 ] as const satisfies readonly FlagSpec[];
 
 /** The sidecar's resolved settings (durations in ms: the keys say so). */
@@ -68,6 +70,7 @@ export function checkSidecarConfig<C extends SidecarConfig>(config: C, parsed?: 
     if (!HEADER_NAME.test(name)) throw new ConfigError(`--decision-log-headers: ${JSON.stringify(name)} is not a header name (letters, digits and !#$%&'*+-.^_\`|~; comma-separated)`);
   }
   pinnedKumaVersion(config.kumaVersion);
+  checkPodFlags(config);
   if (config.policies && config.controlPlane) {
     throw new ConfigError(`${flag("policies")} and ${flag("controlPlane")} are exclusive: pick one policy source`);
   }

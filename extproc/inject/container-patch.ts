@@ -4,9 +4,13 @@ import type { Operation } from "fast-json-patch";
 import type { Violation } from "./validate-container.js";
 import { isObject } from "./json.js";
 
-/** Which injected container each list patches. sidecarPatch is Envoy, as Kuma's kuma-sidecar. */
+/**
+ * Which injected container each list patches. sidecarPatch is the sidecar (meshext and Envoy in one
+ * container, as Kuma's kuma-sidecar); meshextSidecarPatch, from when they were two containers, patches the
+ * same container after sidecarPatch.
+ */
 export const PATCH_TARGETS = {
-  sidecarPatch: "envoy",
+  sidecarPatch: "sidecar",
   meshextSidecarPatch: "sidecar",
   initPatch: "init",
 } as const;

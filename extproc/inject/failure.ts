@@ -8,7 +8,11 @@ export type FailureCode =
   | "patch_invalid"
   | "patch_failed"
   | "container_invalid"
-  | "patch_source_unavailable";
+  | "patch_source_unavailable"
+  /** Another mesh's proxy (Kuma, Istio, Linkerd) is already in the pod. */
+  | "mesh_conflict"
+  /** The app uses a port the sidecar binds. */
+  | "port_conflict";
 
 export interface InjectFailure {
   code: FailureCode;

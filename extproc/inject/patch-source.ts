@@ -3,6 +3,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type ContainerPatch, parseContainerPatch } from "./container-patch.js";
+import type { InjectSettings } from "./settings.js";
 import type { Violation } from "./validate-container.js";
 import { parseAllDocumentsBounded, yamlLimitViolation } from "../policy/documents/yaml-limits.js";
 
@@ -112,4 +113,11 @@ export function controlPlaneSource(baseUrl: string, token: string, timeoutMs = C
       return { status: "found", patch: parsed.patch };
     },
   };
+}
+
+/** The source the settings name: --control-plane, --patches DIR (read now), or none. */
+export async function patchSourceFor(s: Pick<InjectSettings, "controlPlane" | "controlPlaneToken" | "patchesDir">): Promise<ContainerPatchSource> {
+  if (s.controlPlane) return controlPlaneSource(s.controlPlane, s.controlPlaneToken);
+  if (s.patchesDir) return loadPatchDir(s.patchesDir);
+  return NO_PATCHES;
 }

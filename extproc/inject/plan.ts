@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { ContainerPatch, PatchField } from "./container-patch.js";
 import type { InjectFailure } from "./failure.js";
 import { applyContainerPatches } from "./patch.js";
-import { type Container, ENVOY_CONTAINER, INIT_CONTAINER, INJECTED_ANNOTATION, type RenderedSidecar, SIDECAR_CONTAINER, type SidecarChoice } from "./render.js";
+import { type Container, INIT_CONTAINER, INJECTED_ANNOTATION, INJECTED_LABEL, LEGACY_CONTAINERS, LEGACY_VOLUMES, type RenderedSidecar, SIDECAR_ADMIN_PORT, SIDECAR_CONTAINER, type SidecarChoice, type SidecarMode } from "./render.js";
 import { splitNames } from "./settings.js";
 import { validateContainer } from "./validate-container.js";
 import { CONTAINER_PATCHES_ANNOTATION, type Path, type Workload } from "./workload.js";
@@ -35,11 +35,11 @@ export function patchNamesFor(w: Workload, defaults: readonly string[]): string[
 export const NATIVE_SIDECARS_ANNOTATION = "meshext.io/native-sidecars";
 
 /** The mode the annotation asks for, the flag's default without it; undefined for a bad value. */
-export function modeFor(w: Workload, choice: SidecarChoice): RenderedSidecar | undefined {
+export function modeFor(w: Workload, choice: SidecarChoice): SidecarMode | undefined {
   const v = w.annotations[NATIVE_SIDECARS_ANNOTATION];
-  if (v === undefined || v === null) return choice.nativeByDefault ? choice.native : choice.classic;
-  if (v === "true") return choice.native;
-  if (v === "false") return choice.classic;
+  if (v === undefined || v === null) return choice.nativeByDefault ? "native" : "classic";
+  if (v === "true") return "native";
+  if (v === "false") return "classic";
   return undefined;
 }
 
@@ -80,61 +80,100 @@ function after(ours: readonly string[], fallback: (names: unknown[]) => number):
   };
 }
 
-export function planInjection(w: Workload, rendered: RenderedSidecar, patches: readonly ContainerPatch[]): Plan {
-  const targets: [PatchField, Container][] = [
-    ["sidecarPatch", rendered.envoy],
-    ["meshextSidecarPatch", rendered.sidecar],
-    ["initPatch", rendered.init],
+/** Pod-template annotations Prometheus reads (the common kubernetes-pods scrape job's convention). */
+export const PROMETHEUS_ANNOTATIONS = { scrape: "prometheus.io/scrape", port: "prometheus.io/port", path: "prometheus.io/path" } as const;
+/** Set when injection wrote the prometheus.io/* annotations itself (they announce Envoy's stats listener). */
+export const PROMETHEUS_OWNER_ANNOTATION = "meshext.io/prometheus";
+export const STATS_PORT_ANNOTATION = "meshext.io/stats-port";
+export const METRICS_PORT_ANNOTATION = "meshext.io/metrics-port";
+export const ENVOY_STATS_PATH = "/stats/prometheus";
+
+/** What the pod-template metadata gains: the injected marker, the scrape announcements. */
+function metadataEdits(w: Workload, statsPort: number): Edit[] {
+  const want: [string, string][] = [
+    [INJECTED_ANNOTATION, "true"],
+    [STATS_PORT_ANNOTATION, String(statsPort)],
+    [METRICS_PORT_ANNOTATION, String(SIDECAR_ADMIN_PORT)],
+  ];
+  // The app's own prometheus.io/* annotations win (they announce its metrics); the Kubernetes scrape job
+  // shipped in envoy/kubernetes/prometheus.yml reaches Envoy and the sidecar through meshext.io/* then.
+  const appOwned = w.podAnnotations[PROMETHEUS_ANNOTATIONS.scrape] !== undefined && w.podAnnotations[PROMETHEUS_OWNER_ANNOTATION] !== "envoy";
+  if (!appOwned) {
+    want.push([PROMETHEUS_ANNOTATIONS.scrape, "true"], [PROMETHEUS_ANNOTATIONS.port, String(statsPort)], [PROMETHEUS_ANNOTATIONS.path, ENVOY_STATS_PATH], [PROMETHEUS_OWNER_ANNOTATION, "envoy"]);
+  }
+  const edits: Edit[] = [];
+  for (const [k, v] of want) if (w.podAnnotations[k] !== v) edits.push({ op: "set", path: [...w.podMetaPath, "annotations", k], value: v });
+  if (w.podLabels[INJECTED_LABEL] !== "true") edits.push({ op: "set", path: [...w.podMetaPath, "labels", INJECTED_LABEL], value: "true" });
+  return edits;
+}
+
+/** The edits for one workload: probe rewrites first (they address the app's containers by their current index), then ours. */
+export function planInjection(w: Workload, rendered: RenderedSidecar, patches: readonly ContainerPatch[], probeEdits: readonly Edit[], statsPort: number): Plan {
+  const targets: [PatchField[], Container][] = [
+    [["sidecarPatch", "meshextSidecarPatch"], rendered.sidecar],
+    [["initPatch"], rendered.init],
   ];
   const patched: Container[] = [];
-  for (const [field, container] of targets) {
-    const result = applyContainerPatches(container, patches, field);
-    if (!result.ok) {
-      const { patch, operationAt, operation, reason } = result.failure;
-      return { ok: false, failure: { code: "patch_failed", workload: w.id, patch, operation: `${operationAt} ${JSON.stringify(operation)}`, message: reason } };
+  for (const [fields, container] of targets) {
+    let current = container;
+    for (const field of fields) {
+      const result = applyContainerPatches(current, patches, field);
+      if (!result.ok) {
+        const { patch, operationAt, operation, reason } = result.failure;
+        return { ok: false, failure: { code: "patch_failed", workload: w.id, patch, operation: `${operationAt} ${JSON.stringify(operation)}`, message: reason } };
+      }
+      current = result.container;
     }
-    const violations = validateContainer(result.container, container.name);
+    const violations = validateContainer(current, container.name);
     if (violations.length > 0) {
-      const names = patches.filter((p) => p[field].length > 0).map((p) => p.name);
+      const names = patches.filter((p) => fields.some((f) => p[f].length > 0)).map((p) => p.name);
       return {
         ok: false,
         failure: {
           code: "container_invalid",
           workload: w.id,
           patch: names.join(","),
-          operation: field,
+          operation: fields.join("+"),
           message: `patched container "${container.name}" is invalid: ${violations.map((v) => `${v.field}: ${v.message}`).join("; ")}`,
         },
       };
     }
-    patched.push(result.container);
+    patched.push(current);
   }
-  const [envoy, sidecar, init] = patched as [Container, Container, Container];
+  const [sidecar, init] = patched as [Container, Container];
   const spec = w.podSpec;
-  const edits: Edit[] = [];
+  const edits: Edit[] = [...probeEdits];
   const containersPath = [...w.podSpecPath, "containers"];
   const initsPath = [...w.podSpecPath, "initContainers"];
-  const sidecars = [ENVOY_CONTAINER, SIDECAR_CONTAINER];
+  const volumesPath = [...w.podSpecPath, "volumes"];
+  // Containers and the volume of earlier releases (a separate Envoy, its ConfigMap) go.
+  removeByName(edits, containersPath, spec.containers, LEGACY_CONTAINERS);
+  removeByName(edits, initsPath, spec.initContainers, LEGACY_CONTAINERS);
+  removeByName(edits, volumesPath, spec.volumes, LEGACY_VOLUMES);
+  const lists = { containers: withoutNames(spec.containers, LEGACY_CONTAINERS), inits: withoutNames(spec.initContainers, LEGACY_CONTAINERS) };
   if (rendered.mode === "native") {
-    // Kuma's order: the traffic-redirect init first, then the sidecars (Envoy, then meshext, whose
-    // startupProbe waits for both), then the workload's own init containers, which run meshed.
-    removeByName(edits, containersPath, spec.containers, sidecars);
-    placeByName(edits, initsPath, spec.initContainers, [init, envoy, sidecar], after([INIT_CONTAINER, ENVOY_CONTAINER], () => 0));
+    // Kuma's order: the traffic-redirect init first, then the sidecar (whose startupProbe waits for
+    // it and Envoy), then the workload's own init containers, which run meshed.
+    removeByName(edits, containersPath, lists.containers, [SIDECAR_CONTAINER]);
+    placeByName(edits, initsPath, lists.inits, [init, sidecar], after([INIT_CONTAINER], () => 0));
   } else {
-    // Sidecars first among the containers: kubelet starts containers in order and runs the meshext
-    // sidecar's postStart (wait-ready) before starting the app.
-    removeByName(edits, initsPath, spec.initContainers, sidecars);
-    placeByName(edits, containersPath, spec.containers, [envoy, sidecar], after([ENVOY_CONTAINER], () => 0));
-    placeByName(edits, initsPath, spec.initContainers, [init], (names) => names.length);
+    // The sidecar first among the containers: kubelet starts containers in order and runs its
+    // postStart (wait-ready) before starting the app.
+    removeByName(edits, initsPath, lists.inits, [SIDECAR_CONTAINER]);
+    placeByName(edits, containersPath, lists.containers, [sidecar], () => 0);
+    placeByName(edits, initsPath, lists.inits, [init], (names) => names.length);
   }
-  placeByName(edits, [...w.podSpecPath, "volumes"], spec.volumes, [rendered.volume as { name: string }], (names) => names.length);
+  placeByName(edits, volumesPath, withoutNames(spec.volumes, LEGACY_VOLUMES), [rendered.volume as { name: string }], (names) => names.length);
   // Only raised: a longer grace period chosen by the user is kept.
   const grace = spec.terminationGracePeriodSeconds;
   if (!(typeof grace === "number" && grace >= rendered.terminationGracePeriodSeconds)) {
     edits.push({ op: "set", path: [...w.podSpecPath, "terminationGracePeriodSeconds"], value: rendered.terminationGracePeriodSeconds });
   }
-  if (w.podAnnotations[INJECTED_ANNOTATION] !== "true") {
-    edits.push({ op: "set", path: [...w.podMetaPath, "annotations", INJECTED_ANNOTATION], value: "true" });
-  }
+  edits.push(...metadataEdits(w, statsPort));
   return { ok: true, edits };
+}
+
+/** The list as it is once the legacy items are removed (what later index-based edits see). */
+function withoutNames(list: unknown, names: readonly string[]): unknown {
+  return Array.isArray(list) ? list.filter((x) => !names.includes((x as { name?: unknown } | null)?.name as string)) : list;
 }

@@ -27,6 +27,12 @@ export interface Workload {
   annotations: Record<string, unknown>;
   /** The pod template's own annotations (where injection writes). */
   podAnnotations: Record<string, unknown>;
+  /** The pod template's labels (for a Pod, its own). */
+  podLabels: Record<string, unknown>;
+  /** The workload's own metadata.name and metadata.namespace ("" when absent); generateName for Pods made by a controller. */
+  name: string;
+  namespace: string;
+  generateName: string;
 }
 
 export type FoundWorkload = { ok: true; workload: Workload } | { ok: false; id: string; message: string };
@@ -47,9 +53,14 @@ function describe(obj: Record<string, unknown>): string {
   return `${String(obj.kind)} ${typeof meta.namespace === "string" ? `${meta.namespace}/` : ""}${name}`;
 }
 
-function annotationsAt(obj: unknown, path: Path): Record<string, unknown> {
-  const a = getAt(obj, [...path, "annotations"]);
+function annotationsAt(obj: unknown, path: Path, field = "annotations"): Record<string, unknown> {
+  const a = getAt(obj, [...path, field]);
   return isObject(a) ? a : {};
+}
+
+function stringAt(obj: unknown, path: Path): string {
+  const v = getAt(obj, path);
+  return typeof v === "string" ? v : "";
 }
 
 function toWorkload(obj: Record<string, unknown>, base: Path): FoundWorkload | undefined {
@@ -79,6 +90,10 @@ function toWorkload(obj: Record<string, unknown>, base: Path): FoundWorkload | u
       podSpec,
       annotations: { ...annotationsAt(obj, ["metadata"]), ...annotationsAt(obj, metaPath) },
       podAnnotations: annotationsAt(obj, metaPath),
+      podLabels: annotationsAt(obj, metaPath, "labels"),
+      name: stringAt(obj, ["metadata", "name"]),
+      namespace: stringAt(obj, ["metadata", "namespace"]),
+      generateName: stringAt(obj, ["metadata", "generateName"]),
     },
   };
 }

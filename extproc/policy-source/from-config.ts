@@ -72,9 +72,9 @@ export function dataplaneIdentity(config: SidecarConfig, local: LocalDataplane):
   return { mesh, name, address: config.dataplaneAddress, tags: { ...inbounds[0]!.tags } };
 }
 
-/** The dataplane lifecycle client for `--control-plane` (undefined when the flag is empty). */
+/** The dataplane lifecycle client for `--control-plane` (undefined when the flag is empty, or with --no-register). */
 export function dataplaneClientFromConfig(config: SidecarConfig, local: LocalDataplane, log: Logger): HttpDataplaneClient | undefined {
-  if (!config.controlPlane) return undefined;
+  if (!config.controlPlane || !config.register) return undefined;
   return createDataplaneClient({
     baseUrl: config.controlPlane,
     token: config.controlPlaneToken,

@@ -86,9 +86,11 @@ test.serial("admin access › the sidecar started with the args inject renders e
   const net = setupNet(t);
   if (!net) return;
   for (const mode of ["classic", "native"] as const) {
-    const args = renderSidecar(settings(), mode).sidecar.args as string[];
+    const rendered = renderSidecar(settings(), mode).sidecar.args as string[];
+    // The sidecar part of `meshext run FLAGS -- envoy`: the same flags, without Envoy (none runs here).
+    const args = ["sidecar", ...rendered.slice(1, rendered.indexOf("--"))];
     // The route table of a sidecar built from exactly these args (ports moved to 0 in this process only).
-    const { config } = loadSidecarConfig([...args.slice(1), "--admin-listen=127.0.0.1:0", "--grpc-listen=127.0.0.1:0"], {});
+    const { config } = loadSidecarConfig([...args.slice(1), "--admin-listen=127.0.0.1:0", "--grpc-listen=127.0.0.1:0", "--probe-listen=127.0.0.1:0"], {});
     const local = await startSidecar(config, silentLogger());
     installDrain(local, config);
     const routes = local.admin.listRoutes();

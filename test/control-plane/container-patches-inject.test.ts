@@ -50,8 +50,8 @@ test("control-plane › given a ContainerPatch PUT to the embedded control plane
   t.is(r.stderr, "");
   const pod = parse(r.stdout);
   const byName = (list: Array<{ name: string }>, name: string) => list.find((c) => c.name === name) as Record<string, any>;
-  t.is(byName(pod.spec.containers, "meshext-envoy").securityContext.privileged, true);
-  t.deepEqual(byName(pod.spec.containers, "meshext-sidecar").env.at(-1), { name: "MESHEXT_DATAPLANE_TAGS", value: "kuma.io/service=web" });
+  t.is(byName(pod.spec.initContainers, "meshext-sidecar").securityContext.privileged, true);
+  t.deepEqual(byName(pod.spec.initContainers, "meshext-sidecar").env.at(-1), { name: "MESHEXT_DATAPLANE_TAGS", value: "kuma.io/service=web" });
   t.deepEqual(byName(pod.spec.initContainers, "meshext-init").securityContext.seccompProfile, { type: "RuntimeDefault" });
 });
 

@@ -6,6 +6,12 @@ import { dirname, join } from "node:path";
 import { existsSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
+/**
+ * The oldest Kubernetes API classic sidecars are checked against: kubernetes-models 4.4.2 (its Container has
+ * resizePolicy, 1.27, and no restartPolicy, 1.28), installed as kubernetes-models-classic-floor.
+ */
+export const CLASSIC_FLOOR = { name: "1.27 (classic sidecars' floor)", pkg: "kubernetes-models-classic-floor" } as const;
+
 /** The two schema sets: npm aliases of kubernetes-models (see package.json). */
 export const KUBERNETES_VERSIONS = [
   // kubernetes-models 4.5.1: knows Lifecycle.stopSignal (1.33), not Container.restartPolicyRules (1.34).
@@ -22,14 +28,26 @@ const SCHEMA_OF_KIND: Record<string, string> = {
   ReplicaSet: "IoK8sApiAppsV1ReplicaSet",
   Job: "IoK8sApiBatchV1Job",
   CronJob: "IoK8sApiBatchV1CronJob",
+  Service: "IoK8sApiCoreV1Service",
+  ServiceAccount: "IoK8sApiCoreV1ServiceAccount",
+  Namespace: "IoK8sApiCoreV1Namespace",
+  MutatingWebhookConfiguration: "IoK8sApiAdmissionregistrationV1MutatingWebhookConfiguration",
+  PodDisruptionBudget: "IoK8sApiPolicyV1PodDisruptionBudget",
+};
+
+/** Kinds that are CRDs of another project: their schema package, whatever Kubernetes version is checked. */
+const CRD_SCHEMAS: Record<string, { pkg: string; type: string }> = {
+  PodMonitor: { pkg: "@kubernetes-models/prometheus-operator", type: "ComGithubPrometheusOperatorPrometheusOperatorPkgApisMonitoringV1PodMonitor" },
 };
 
 type Validate = ((data: unknown) => boolean) & { errors?: { instancePath: string; message?: string; keyword: string; params: unknown }[] | null };
 
 const cache = new Map<string, Validate>();
 
-async function validatorFor(pkg: string, kind: string): Promise<Validate> {
-  const type = SCHEMA_OF_KIND[kind];
+async function validatorFor(kubernetesPkg: string, kind: string): Promise<Validate> {
+  const crd = CRD_SCHEMAS[kind];
+  const pkg = crd?.pkg ?? kubernetesPkg;
+  const type = crd?.type ?? SCHEMA_OF_KIND[kind];
   if (!type) throw new Error(`no schema known for kind ${kind}`);
   const key = `${pkg}/${type}`;
   const hit = cache.get(key);

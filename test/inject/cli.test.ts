@@ -16,8 +16,9 @@ test("inject › CLI: meshext inject < deployment.yaml prints the injected Deplo
   const r = meshext(["--patches", PATCH_DIR], fixture("deployment.yaml"));
   t.is(r.code, 0, r.stderr);
   t.is(r.stderr, "");
-  const names = parse(r.stdout).spec.template.spec.containers.map((c: { name: string }) => c.name);
-  t.deepEqual(names, ["meshext-envoy", "meshext-sidecar", "web"]);
+  const spec = parse(r.stdout).spec.template.spec;
+  t.deepEqual(spec.containers.map((c: { name: string }) => c.name), ["web"]);
+  t.deepEqual(spec.initContainers.map((c: { name: string }) => c.name), ["meshext-init", "meshext-sidecar"]);
 });
 
 test("inject › CLI: a patch that cannot apply prints nothing on stdout, one error line, exit 1", (t) => {
@@ -37,9 +38,9 @@ test("inject › CLI: a referenced patch with no source configured refuses injec
 });
 
 test("inject › CLI: -f reads a file, MESHEXT_* env sets flags", (t) => {
-  const r = meshext(["-f", TESTDATA + "job.yaml"], "", { MESHEXT_INJECT_ENVOY_IMAGE: "mirror.local/envoy:v1.37.0" });
+  const r = meshext(["-f", TESTDATA + "job.yaml"], "", { MESHEXT_INJECT_SIDECAR_IMAGE: "mirror.local/meshext:0.1.0" });
   t.is(r.code, 0, r.stderr);
-  t.true(r.stdout.includes("image: mirror.local/envoy:v1.37.0"));
+  t.true(r.stdout.includes("image: mirror.local/meshext:0.1.0"));
 });
 
 test("inject › CLI: a bad flag value exits 2; --help lists the flags with defaults", (t) => {

@@ -43,8 +43,8 @@ test("inject › a patch producing an invalid container refuses injection", asyn
   const f = await refused(t, podYaml("empty-image"));
   t.is(f.code, "container_invalid");
   t.is(f.patch, "empty-image");
-  t.is(f.operation, "sidecarPatch");
-  t.regex(f.message, /"meshext-envoy" is invalid: image: must be a non-empty image reference/);
+  t.is(f.operation, "sidecarPatch+meshextSidecarPatch");
+  t.regex(f.message, /"meshext-sidecar" is invalid: image: must be a non-empty image reference/);
 });
 
 test("inject › renaming an injected container is refused (it would break re-injection)", async (t) => {

@@ -4,13 +4,13 @@
 import test from "ava";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { parse, parseAllDocuments } from "yaml";
-import { KUBERNETES_VERSIONS, schemaViolations } from "../helpers/k8s-schema.js";
+import { CLASSIC_FLOOR, KUBERNETES_VERSIONS, schemaViolations } from "../helpers/k8s-schema.js";
 import { fixture, injected, TESTDATA } from "./helpers.js";
 
-const INPUTS = ["deployment.yaml", "statefulset.json", "job.yaml", "cronjob.yaml"];
+const INPUTS = ["deployment.yaml", "statefulset.json", "job.yaml", "cronjob.yaml", "probes.yaml"];
 const MODES = [
-  { mode: "classic", argv: [] as string[] },
-  { mode: "native", argv: ["--native-sidecars"] },
+  { mode: "classic", argv: ["--no-native-sidecars"] },
+  { mode: "native", argv: [] as string[] },
 ];
 
 function manifests(text: string): Record<string, unknown>[] {
@@ -26,7 +26,8 @@ for (const input of INPUTS) {
       if (!existsSync(golden)) return t.fail(`missing ${golden}; run with UPDATE_GOLDEN=1`);
       t.is(out, readFileSync(golden, "utf8"));
     });
-    for (const { name, pkg } of KUBERNETES_VERSIONS) {
+    // Each mode's floor: native sidecars need 1.33 (the oldest of KUBERNETES_VERSIONS), classic ones 1.27.
+    for (const { name, pkg } of mode === "classic" ? [CLASSIC_FLOOR, ...KUBERNETES_VERSIONS] : KUBERNETES_VERSIONS) {
       test(`inject schema › ${mode} ${input}: valid for Kubernetes ${name}`, async (t) => {
         const out = await injected(fixture(input), undefined, argv);
         for (const m of manifests(out)) t.deepEqual(await schemaViolations(m, pkg), [], `${m.kind} against ${pkg}`);
@@ -52,4 +53,10 @@ test("inject schema › a field only newer Kubernetes knows fails the oldest ver
   const [oldest, newest] = KUBERNETES_VERSIONS;
   t.true((await schemaViolations(job, oldest.pkg)).some((v) => v.includes("restartPolicyRules: unknown field")));
   t.deepEqual(await schemaViolations(job, newest.pkg), []);
+});
+
+test("inject schema › native sidecars are below their floor on Kubernetes 1.27: the init container's restartPolicy is unknown there", async (t) => {
+  const out = await injected(fixture("job.yaml"));
+  const found = await schemaViolations(parse(out), CLASSIC_FLOOR.pkg);
+  t.true(found.some((v) => /initContainers\/\d+\/restartPolicy: unknown field/.test(v)), found.join("\n"));
 });

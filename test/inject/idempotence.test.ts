@@ -12,7 +12,8 @@ for (const file of ["deployment.yaml", "pod.yaml", "job.yaml", "daemonset.yaml",
 
 test("inject › re-injection re-renders containers that were edited by hand", async (t) => {
   const once = await injected(podYaml(), sourceOf());
-  const tampered = once.replace("image: envoyproxy/envoy:v1.37.0", "image: envoyproxy/envoy:v1.0.0");
+  const tampered = once.replace("image: meshext/sidecar:0.1.0", "image: meshext/sidecar:0.0.1");
+  t.not(tampered, once);
   t.is(await injected(tampered, sourceOf()), once);
 });
 
@@ -24,10 +25,10 @@ test("inject › re-injection with new settings updates the containers in place"
 });
 
 test("inject › re-injection leaves unchanged sidecars as they are, comments included", async (t) => {
-  // given an injected pod where someone commented the Envoy container; when injected again with the
+  // given an injected pod where someone commented the sidecar container; when injected again with the
   // same settings; then nothing is rewritten (an equal container is not replaced, so its comment stays)
   const once = await injected(podYaml(), sourceOf());
-  const commented = once.replace("    image: envoyproxy/envoy:v1.37.0\n", "    # reviewed by ops\n    image: envoyproxy/envoy:v1.37.0\n");
+  const commented = once.replace("    image: meshext/sidecar:0.1.0\n", "    # reviewed by ops\n    image: meshext/sidecar:0.1.0\n");
   t.not(commented, once);
   t.is(await injected(commented, sourceOf()), commented);
 });

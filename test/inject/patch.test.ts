@@ -13,9 +13,9 @@ function patch(name: string, spec: Record<string, unknown>): ContainerPatch {
   return parsed.patch;
 }
 
-test("inject › add sets a securityContext field on the Envoy sidecar (Kuma JSON-string value)", (t) => {
+test("inject › add sets a securityContext field on the sidecar (Kuma JSON-string value)", (t) => {
   const p = patch("priv", { sidecarPatch: [{ op: "add", path: "/securityContext/privileged", value: "true" }] });
-  const result = applyContainerPatches(rendered.envoy, [p], "sidecarPatch");
+  const result = applyContainerPatches(rendered.sidecar, [p], "sidecarPatch");
   t.true(result.ok);
   if (result.ok) t.is(result.container.securityContext && (result.container.securityContext as any).privileged, true);
 });
@@ -48,21 +48,21 @@ test("inject › remove, replace, move, copy and test all apply to the container
 test("inject › patches apply in the order given, the last write wins", (t) => {
   const a = patch("a", { sidecarPatch: [{ op: "replace", path: "/resources/limits/memory", value: "1Gi" }] });
   const b = patch("b", { sidecarPatch: [{ op: "replace", path: "/resources/limits/memory", value: "2Gi" }] });
-  const ab = applyContainerPatches(rendered.envoy, [a, b], "sidecarPatch");
-  const ba = applyContainerPatches(rendered.envoy, [b, a], "sidecarPatch");
+  const ab = applyContainerPatches(rendered.sidecar, [a, b], "sidecarPatch");
+  const ba = applyContainerPatches(rendered.sidecar, [b, a], "sidecarPatch");
   t.is(ab.ok && (ab.container.resources as any).limits.memory, "2Gi");
   t.is(ba.ok && (ba.container.resources as any).limits.memory, "1Gi");
 });
 
 test("inject › a failing operation names the patch and the operation, and the input stays untouched", (t) => {
-  const before = structuredClone(rendered.envoy);
+  const before = structuredClone(rendered.sidecar);
   const p = patch("strict", {
     sidecarPatch: [
       { op: "add", path: "/securityContext/privileged", value: true },
       { op: "test", path: "/securityContext/runAsUser", value: 0 },
     ],
   });
-  const result = applyContainerPatches(rendered.envoy, [p], "sidecarPatch");
+  const result = applyContainerPatches(rendered.sidecar, [p], "sidecarPatch");
   t.false(result.ok);
   if (!result.ok) {
     t.is(result.failure.patch, "strict");
@@ -70,14 +70,14 @@ test("inject › a failing operation names the patch and the operation, and the 
     t.is(result.failure.operation.op, "test");
     t.regex(result.failure.reason, /test operation failed/);
   }
-  t.deepEqual(rendered.envoy, before);
+  t.deepEqual(rendered.sidecar, before);
 });
 
 test("inject › a missing path fails remove and replace, and add under a missing parent", (t) => {
   for (const op of [
     { op: "remove", path: "/securityContext/seLinuxOptions" },
     { op: "replace", path: "/workingDir", value: "/x" },
-    { op: "add", path: "/startupProbe/httpGet", value: "{}" },
+    { op: "add", path: "/livenessProbe/httpGet", value: "{}" },
   ]) {
     const result = applyContainerPatches(rendered.sidecar, [patch("p", { meshextSidecarPatch: [op] })], "meshextSidecarPatch");
     t.false(result.ok, JSON.stringify(op));
@@ -92,14 +92,16 @@ test("inject › applying a patch twice does not let one use alter the patch for
       { op: "add", path: "/securityContext/seLinuxOptions/type", value: "spc_t" },
     ],
   });
-  applyContainerPatches(rendered.envoy, [p], "sidecarPatch");
+  applyContainerPatches(rendered.sidecar, [p], "sidecarPatch");
   t.deepEqual(p.sidecarPatch[0], { op: "add", path: "/securityContext/seLinuxOptions", value: { level: "s0" } } as never);
 });
 
-test("inject › each patch list only touches its own container", (t) => {
+test("inject › each patch list applies only its own operations", (t) => {
   const p = patch("env", { meshextSidecarPatch: [{ op: "add", path: "/env/-", value: { name: "X", value: "1" } }] });
-  const envoy = applyContainerPatches(rendered.envoy, [p], "sidecarPatch");
-  const sidecar = applyContainerPatches(rendered.sidecar, [p], "meshextSidecarPatch");
-  t.deepEqual(envoy.ok && envoy.container, rendered.envoy);
-  t.deepEqual(sidecar.ok && (sidecar.container.env as unknown[]).at(-1), { name: "X", value: "1" });
+  const viaSidecarPatch = applyContainerPatches(rendered.sidecar, [p], "sidecarPatch");
+  const viaMeshextPatch = applyContainerPatches(rendered.sidecar, [p], "meshextSidecarPatch");
+  const viaInitPatch = applyContainerPatches(rendered.init, [p], "initPatch");
+  t.deepEqual(viaSidecarPatch.ok && viaSidecarPatch.container, rendered.sidecar);
+  t.deepEqual(viaInitPatch.ok && viaInitPatch.container, rendered.init);
+  t.deepEqual(viaMeshextPatch.ok && (viaMeshextPatch.container.env as unknown[]).at(-1), { name: "X", value: "1" });
 });

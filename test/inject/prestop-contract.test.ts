@@ -1,6 +1,5 @@
-// The hooks injection renders must match the sidecar's real admin routes and commands: the classic
-// Envoy preStop (an httpGet, which reaches the pod IP) hits a public route that starts nothing and
-// answers once drained; every hook that changes state is an exec of a real `meshext` subcommand.
+// The hooks injection renders must match the sidecar's real admin routes and commands: every hook that
+// changes state is an exec of a real `meshext` subcommand, and none needs the pod IP.
 import test from "ava";
 import type { AdminAccess } from "../../extproc/admin/access.js";
 import type { AdminHandler } from "../../extproc/admin/server.js";
@@ -16,32 +15,21 @@ function routesOf(drain: object) {
   return routes;
 }
 
-test("inject › classic: Envoy's preStop httpGet is public, starts nothing, and answers once the drain completes", async (t) => {
-  const calls: string[] = [];
-  let finish!: () => void;
-  const drained = new Promise<void>((resolve) => (finish = resolve));
-  const routes = routesOf({ snapshot: () => ({ phase: "serving" }), start: async (x: string) => void calls.push(x), drainForever: async () => {}, quit: async () => {}, drained });
-  const hook = (renderSidecar(settings(), "classic").envoy as Obj).lifecycle.preStop.httpGet;
-  const url = new URL(hook.path, "http://pod");
-  const route = routes.get(`GET ${url.pathname}`);
-  if (!route) return t.fail(`the sidecar has no GET ${url.pathname}`);
-  t.is(route.access, "public", "an httpGet hook comes from the pod IP, so the route must be public");
-  let answered = false;
-  const reply = Promise.resolve(
-    route.handler({ method: "GET", path: url.pathname, query: url.searchParams, headers: {}, body: Buffer.alloc(0), closed: new Promise(() => {}) }),
-  ).then((r) => ((answered = true), r));
-  await new Promise((r) => setImmediate(r));
-  t.deepEqual(calls, [], "a public route starts no drain");
-  t.false(answered, "the hook waits for the drain");
-  finish();
-  t.is((await reply).status, 200);
+test("inject › one container: Envoy is the sidecar's child, so no hook reaches the pod IP (every hook is an exec on loopback)", (t) => {
+  for (const mode of ["classic", "native"] as const) {
+    const r = renderSidecar(settings(), mode) as unknown as Obj;
+    t.is(r.envoy, undefined, "no separate Envoy container");
+    const handlers = [r.sidecar.lifecycle?.preStop, r.sidecar.lifecycle?.postStart, r.sidecar.startupProbe].filter(Boolean);
+    t.true(handlers.length >= 2, mode);
+    for (const h of handlers) t.is(h.httpGet, undefined, `${mode}: ${JSON.stringify(h)}`);
+  }
 });
 
 test("inject › every other hook and probe that is not a read-only httpGet is an exec of a meshext subcommand", (t) => {
   const s = settings();
   for (const mode of ["classic", "native"] as const) {
     const r = renderSidecar(s, mode);
-    for (const c of [r.envoy, r.sidecar] as Obj[]) {
+    for (const c of [r.sidecar] as Obj[]) {
       const handlers = [c.lifecycle?.preStop, c.lifecycle?.postStart, c.startupProbe].filter(Boolean);
       for (const h of handlers) {
         if (h.httpGet) {

@@ -23,7 +23,10 @@ test("inject › -f FILE, -fFILE and --file=FILE all name the input", (t) => {
 
 test("inject › default patches split on commas; empty images are a config error", (t) => {
   t.deepEqual(loadInjectSettings(["--default-patches", " a, b,,c "], {}).settings.defaultPatches, ["a", "b", "c"]);
-  t.throws(() => loadInjectSettings(["--envoy-image="], {}), { instanceOf: ConfigError, message: /--envoy-image/ });
+  t.throws(() => loadInjectSettings(["--sidecar-image="], {}), { instanceOf: ConfigError, message: /--sidecar-image/ });
+  t.throws(() => loadInjectSettings(["--probe-port=9903"], {}), { instanceOf: ConfigError, message: /--probe-port and --stats-port must differ/ });
+  t.throws(() => loadInjectSettings(["--stats-port=70000"], {}), { instanceOf: ConfigError, message: /--stats-port/ });
+  t.throws(() => loadInjectSettings(["--sidecar-control-plane-token-secret=Bad Name"], {}), { instanceOf: ConfigError, message: /NAME or NAME:KEY/ });
 });
 
 test("inject › rendered containers with default settings match the golden file (UPDATE_GOLDEN=1 rewrites)", (t) => {

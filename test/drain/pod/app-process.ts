@@ -2,7 +2,9 @@
 // serving for --linger ms (a graceful app finishing its work), then exits 0. Prints JSON lines.
 import { createServer } from "node:http";
 
-const [port, delayMs, lingerMs] = process.argv.slice(2).map(Number) as [number, number, number];
+const [port, delayMs, lingerMs] = process.argv.slice(2, 5).map(Number) as [number, number, number];
+/** Optional 4th argument: the address to bind (default loopback). */
+const host = process.argv[5] ?? "127.0.0.1";
 const say = (event: string, extra: Record<string, unknown> = {}) => process.stdout.write(JSON.stringify({ app: event, atMs: Date.now(), ...extra }) + "\n");
 let served = 0;
 const server = createServer((_req, res) => {
@@ -11,7 +13,7 @@ const server = createServer((_req, res) => {
     res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
   }, delayMs);
 });
-server.listen(port, "127.0.0.1", () => say("started"));
+server.listen(port, host, () => say("started"));
 process.on("SIGTERM", () => {
   say("SIGTERM");
   setTimeout(() => {
