@@ -2,7 +2,6 @@
 // supported kind, then long-poll when the server offers ETags or jittered polling when it does not (Kuma).
 // Failures back off and keep the last good set; 401/403 stop the source; a cache file covers cold starts.
 import { createHash } from "node:crypto";
-import type { Registry } from "prom-client";
 import { POLICY_TYPES, type Resource } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
 import type { Policy } from "../policy/documents/parse.js";
@@ -12,48 +11,13 @@ import { KumaClient, SyncError, syncBudget } from "./kuma-client.js";
 import { keepLastGoodBy, keptLastGoodFor, kindAndName, withFailClosedMeshes } from "./last-good.js";
 import { PolicySourceMetrics } from "./metrics.js";
 import { FETCHED_TYPES, isOptionalType, MAX_ITEM_DEPTH, nestsDeeperThan, validateFetched } from "./resource-set.js";
-import type { KumaVersion } from "../policy/model/kuma-version.js";
 import type { MeshResources } from "../policy/documents/resources.js";
-import type { ApplyPolicies, PolicySource, RejectedPolicy } from "./source.js";
+import type { PolicySource, RejectedPolicy } from "./source.js";
+import type { HttpPolicySourceOptions, SyncStatus } from "./http-source-options.js";
+import { WatchPace } from "./watch-pace.js";
 
-export interface HttpPolicySourceOptions {
-  /** Control plane REST API, e.g. http://127.0.0.1:5681 */
-  baseUrl: string;
-  /** Bearer token sent on every request; empty for none. */
-  token?: string;
-  mesh: string;
-  /** Plain polling interval (jitter ±20% added); also the pause between long-polls' re-syncs. @default 5000 */
-  pollIntervalMs: number;
-  /** How long one long-poll is held by the server. @default 30000 */
-  longPollWaitMs?: number;
-  /** Last good set on disk; empty disables it. */
-  cacheFile?: string;
-  /** @default 10000 */
-  requestTimeoutMs?: number;
-  /** Most bytes read by one sync (every kind's list, all pages together). */
-  maxListBytes: number;
-  apply: ApplyPolicies;
-  /** Whose validation rules decide which policies load. @default the engine default (2.14) */
-  kumaVersion?: KumaVersion;
-  log: Logger;
-  registry: Registry;
-  backoff?: Backoff;
-}
-
-/** Outcome of the last sync, for status endpoints and tests. */
-export interface SyncStatus {
-  lastSuccessMs?: number;
-  lastError?: { reason: string; message: string };
-  /** True after 401/403: the source stopped and needs a restart with other credentials. */
-  halted: boolean;
-  mode: "long-poll" | "poll";
-}
-
-/** A long-poll round answered faster than this was not held by the server. */
-export const IMMEDIATE_ROUND_MS = 1000;
-/** Pause after the second immediate round in a row; it doubles with each further one, up to MAX_WATCH_PACE_MS. */
-export const FIRST_WATCH_PACE_MS = 100;
-export const MAX_WATCH_PACE_MS = 5000;
+export type { HttpPolicySourceOptions, SyncStatus } from "./http-source-options.js";
+export { FIRST_WATCH_PACE_MS, IMMEDIATE_ROUND_MS, MAX_WATCH_PACE_MS } from "./watch-pace.js";
 
 export function createHttpPolicySource(opts: HttpPolicySourceOptions): HttpPolicySource {
   return new HttpPolicySource(opts);
@@ -134,22 +98,14 @@ export class HttpPolicySource implements PolicySource {
     }
   }
 
-  private immediateRounds = 0;
+  private readonly watchPace = new WatchPace();
 
-  /**
-   * A long-poll the server answers at once, again and again (304 without holding it, or a new ETag on every
-   * request), would make this loop a busy one: from the second such round on, the next waits 100 ms,
-   * doubling up to MAX_WATCH_PACE_MS. A round the server held (or a failure, which backs off anyway) resets it.
-   */
+  /** Waits as WatchPace says after a long-poll round, counting each wait. */
   private async pace(roundMs: number, outcome: "changed" | "unchanged" | "failed"): Promise<void> {
-    if (outcome === "failed" || roundMs >= IMMEDIATE_ROUND_MS) {
-      this.immediateRounds = 0;
-      return;
-    }
-    this.immediateRounds++;
-    if (this.immediateRounds < 2) return;
+    const waitMs = this.watchPace.after(roundMs, outcome);
+    if (waitMs === 0) return;
     this.metrics.watchPaced.inc();
-    await this.sleep(Math.min(MAX_WATCH_PACE_MS, FIRST_WATCH_PACE_MS * 2 ** (this.immediateRounds - 2)));
+    await this.sleep(waitMs);
   }
 
   /**

@@ -1,6 +1,7 @@
 // The admin surface seen from another host: a pod network namespace runs the sidecar, a peer
 // namespace joined by a veth plays the rest of the cluster. Routes that drain or disclose refuse
 // the peer (403) and answer loopback or the admin token; /metrics and /ready stay reachable.
+import { ENVOY_FLAGS } from "../../extproc/config/envoy.js";
 import test, { type ExecutionContext } from "ava";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -88,7 +89,9 @@ test.serial("admin access › the sidecar started with the args inject renders e
   for (const mode of ["classic", "native"] as const) {
     const rendered = renderSidecar(settings(), mode).sidecar.args as string[];
     // The sidecar part of `meshext run FLAGS -- envoy`: the same flags, without Envoy (none runs here).
-    const args = ["sidecar", ...rendered.slice(1, rendered.indexOf("--"))];
+    // (meshext run's Envoy flags — the bootstrap's ports — are left out: `meshext sidecar` starts no Envoy.)
+    const envoyFlag = (a: string) => ENVOY_FLAGS.some((f) => a === `--${f.flag}` || a.startsWith(`--${f.flag}=`));
+    const args = ["sidecar", ...rendered.slice(1, rendered.indexOf("--")).filter((a) => !envoyFlag(a))];
     // The route table of a sidecar built from exactly these args (ports moved to 0 in this process only).
     const { config } = loadSidecarConfig([...args.slice(1), "--admin-listen=127.0.0.1:0", "--grpc-listen=127.0.0.1:0", "--probe-listen=127.0.0.1:0"], {});
     const local = await startSidecar(config, silentLogger());

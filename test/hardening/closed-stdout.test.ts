@@ -7,7 +7,8 @@ import { EnvoyExtProcClient } from "../helpers/envoy-ext-proc-client.js";
 for (const decisionLog of [false, true]) {
   test(`closed stdout › ${decisionLog ? "with" : "without"} --decision-log stdout: given the reader closed stdout after the first lines, when the sidecar logs on and drains, then it exits 0 without an EPIPE crash`, async (t) => {
     // given a sidecar whose stdout reader goes away once it said "listening"
-    const args = ["sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--before-first-sync", "deny", "--policies", "/nonexistent-policies", "--drain-min", "0s", "--drain-time", "2s"];
+    // (a control plane that never answers keeps it before its first sync: every decision is a deny, and logged)
+    const args = ["sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--before-first-sync", "deny", "--control-plane", "http://127.0.0.1:9", "--kuma-version", "2.14", "--dataplane-tags", "kuma.io/service=backend", "--drain-min", "0s", "--drain-time", "2s"];
     const proc = spawnMeshext(decisionLog ? [...args, "--decision-log", "stdout"] : args);
     t.teardown(() => proc.child.kill("SIGKILL"));
     const listening = await proc.waitForLine((l) => l.msg === "listening", 30_000);

@@ -260,5 +260,5 @@ test("webhook › without certificate files it exits 2 with a readable message",
   t.regex(r.stderr, /--tls-cert-file and --tls-key-file are required/);
   const missing = spawnSync(process.execPath, [CLI, "webhook", "--listen=127.0.0.1:0", "--tls-cert-file=/nonexistent/tls.crt", "--tls-key-file=/nonexistent/tls.key"], { encoding: "utf8", env: { PATH: process.env.PATH ?? "" } });
   t.is(missing.status, 2);
-  t.regex(missing.stderr, /cannot start: .*\/nonexistent\/tls\.crt/);
+  t.regex(missing.stderr, /cannot start: .*\/nonexistent\/tls\.(crt|key)/);
 });
