@@ -2,10 +2,8 @@
 // refused with a 400, and a full disk during a write answers 507 and leaves no `.tmp-*` file (a real
 // tmpfs, mounted for the test).
 import test from "ava";
-import { execFileSync } from "node:child_process";
-import { readdirSync, rmSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readdirSync } from "node:fs";
+import { mountTmpfs } from "../helpers/tmpfs.js";
 import { call, mtp, startTestControlPlane, tempDir } from "./helpers.js";
 
 const strictMesh = (name: string) => ({ type: "Mesh", name, mtls: { enabledBackend: "ca-1", backends: [{ name: "ca-1", type: "builtin" }] } });
@@ -27,21 +25,6 @@ test("store edges › given a Mesh `coll`, when a mesh named `coll.yaml` would g
   t.is((await call(cp.url, "PUT", "/meshes/coll/meshtrafficpermissions/p", { ...mtp("p"), mesh: "coll" })).status, 201);
 });
 
-function mountTmpfs(t: import("ava").ExecutionContext, sizeKiB: number): string | undefined {
-  const dir = mkdtempSync(join(tmpdir(), "meshext-cp-full-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${sizeKiB}k`, "tmpfs", dir], { stdio: "pipe" });
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    t.log(`cannot mount a tmpfs (needs root): ${(err as Error).message}`);
-    return undefined;
-  }
-  t.teardown(() => {
-    execFileSync("umount", [dir]);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return dir;
-}
 
 const allFiles = (dir: string): string[] => readdirSync(dir, { recursive: true, encoding: "utf8" });
 

@@ -1,31 +1,15 @@
 // The decision log on a full disk (a real 64 KiB tmpfs mounted for the test): never a cut JSON line in the
 // file, and every line is either written or counted as dropped — exactly.
 import test from "ava";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Registry } from "prom-client";
+import { mountTmpfs } from "../helpers/tmpfs.js";
 import { loadSidecarConfig } from "../../extproc/config/sidecar.js";
 import type { Decision, RequestFacts } from "../../extproc/decision.js";
 import { startDecisionLog } from "../../extproc/decision-log/recorder.js";
 import { silentLogger } from "../../extproc/log.js";
 
-function mountTmpfs(t: import("ava").ExecutionContext, sizeKiB: number): string | undefined {
-  const dir = mkdtempSync(join(tmpdir(), "meshext-full-disk-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${sizeKiB}k`, "tmpfs", dir], { stdio: "pipe" });
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    t.log(`cannot mount a tmpfs (needs root): ${(err as Error).message}`);
-    return undefined;
-  }
-  t.teardown(() => {
-    execFileSync("umount", [dir]);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return dir;
-}
 
 const metric = async (registry: Registry, name: string, reason?: string) =>
   ((await registry.getSingleMetric(name)?.get())?.values ?? []).filter((v) => reason === undefined || v.labels.reason === reason).reduce((n, v) => n + v.value, 0);
