@@ -31,14 +31,19 @@ function executable(path: string): boolean {
   }
 }
 
+/** `command` as an executable path: itself when it names a path, else the first match on PATH. */
+export function findExecutable(command: string, env: NodeJS.ProcessEnv): string | undefined {
+  const candidates = command.includes("/") ? [command] : (env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => join(d, command));
+  return candidates.find(executable);
+}
+
 /** The Envoy to start, or why there is none (one line). */
 export function locateEnvoy(env: NodeJS.ProcessEnv): EnvoyLocation {
   const named = env.MESHEXT_ENVOY?.trim();
   if (named) return executable(named) ? { path: named, source: "MESHEXT_ENVOY" } : { error: `MESHEXT_ENVOY=${named} is not an executable file` };
   if (executable(PINNED_ENVOY_PATH)) return { path: PINNED_ENVOY_PATH, source: "pinned" };
-  for (const dir of (env.PATH ?? "").split(delimiter)) {
-    if (dir && executable(join(dir, "envoy"))) return { path: join(dir, "envoy"), source: "PATH" };
-  }
+  const onPath = findExecutable("envoy", env);
+  if (onPath) return { path: onPath, source: "PATH" };
   return { error: `no Envoy binary found: ${HOW_TO_GET_ENVOY}` };
 }
 

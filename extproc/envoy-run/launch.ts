@@ -1,9 +1,9 @@
 // Starts the Envoy of `meshext run` / `meshext up`: finds the binary, writes the bootstrap generated from the flags
 // and the Dataplane (unless the command line brings its own), has Envoy validate it, spawns Envoy and waits until
 // it is LIVE. A missing binary or a rejected bootstrap is a ConfigError (exit 2) in one readable message.
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 import type { EnvoyConfig } from "../config/envoy.js";
 import { ConfigError } from "../config/flags.js";
 import type { SidecarConfig } from "../config/sidecar.js";
@@ -12,7 +12,7 @@ import { envoyBootstrapYaml } from "../envoy-bootstrap/bootstrap.js";
 import { dataplaneNetworking, type DataplaneNetworking } from "../envoy-bootstrap/dataplane-networking.js";
 import { bootstrapOptions, type SidecarAddresses } from "./bootstrap-from-config.js";
 import { BOOTSTRAP_DEFAULTS } from "../envoy-bootstrap/options.js";
-import { envoyVersionOf, locateEnvoy, PACKAGE_ROOT } from "../envoy-binary.js";
+import { envoyVersionOf, findExecutable, locateEnvoy, PACKAGE_ROOT } from "../envoy-binary.js";
 import type { Logger } from "../log.js";
 import { localDataplane } from "../policy-source/from-config.js";
 import { SERVICE_TAG } from "../policy/model/dataplane.js";
@@ -37,17 +37,6 @@ export interface EnvoyPlan {
   render(addresses: SidecarAddresses): string;
 }
 
-function onPath(command: string, env: NodeJS.ProcessEnv): string | undefined {
-  const candidates = command.includes("/") ? [command] : (env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => join(d, command));
-  return candidates.find((c) => {
-    try {
-      accessSync(c, constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
 
 /**
  * Everything decided before the sidecar starts: the binary, the bootstrap (rendered with the configured addresses
@@ -57,7 +46,7 @@ export function planEnvoy(sidecar: SidecarConfig, envoy: EnvoyConfig, rest: read
   const command = envoyCommandLine(rest);
   let binary: string;
   if (command.binary !== undefined) {
-    const found = onPath(command.binary, env);
+    const found = findExecutable(command.binary, env);
     if (!found) throw new ConfigError(`Envoy command not found: ${command.binary} (after --; omit it to use the Envoy meshext finds: MESHEXT_ENVOY, the pinned install, PATH)`);
     binary = found;
   } else {

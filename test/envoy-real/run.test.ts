@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eventually } from "../control-plane/helpers.js";
-import { freePort, startEchoApp } from "../helpers/envoy-stack.js";
+import { startEchoApp } from "../helpers/envoy-stack.js";
+import { freePort } from "../helpers/prometheus.js";
 import { requireEnvoy } from "../helpers/real-envoy.js";
 
 const CLI = join(process.cwd(), "dist", "extproc", "cli.js");

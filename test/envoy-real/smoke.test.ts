@@ -2,6 +2,7 @@
 import test from "ava";
 import { join } from "node:path";
 import { eventually } from "../control-plane/helpers.js";
+import { installStackDrain } from "../helpers/envoy-drain.js";
 import { startEnvoyStack } from "../helpers/envoy-stack.js";
 
 const POLICIES = join(process.cwd(), "envoy", "policies");
@@ -22,8 +23,9 @@ test("real envoy › the demo policies deny a request without identity through E
 
 test("real envoy › the wasm filter polls the sidecar's /drain and, once the sidecar drains, answers the health path 503", async (t) => {
   // Given the real data plane, serving
-  const stack = await startEnvoyStack(t, { sidecarArgs: ["--policies", POLICIES, "--dataplane-file", DATAPLANE], drain: { drainMinMs: 60_000, drainTimeMs: 60_000 } });
+  const stack = await startEnvoyStack(t, { sidecarArgs: ["--policies", POLICIES, "--dataplane-file", DATAPLANE] });
   if (!stack) return;
+  const drain = installStackDrain(stack, { envoyAdmin: stack.envoy.adminUrl });
   const health = async () => {
     const res = await fetch(`${stack.inboundUrl}/meshext/health`);
     await res.text();
@@ -32,7 +34,7 @@ test("real envoy › the wasm filter polls the sidecar's /drain and, once the si
   t.is(await health(), 200);
   t.true(await eventually(async () => ((await stack.envoy.stats("meshext_drain_poll_successes")).get("wasmcustom.meshext_drain_poll_successes_total") ?? 0) > 0, 10_000, 100), "the filter's poll reached the sidecar's /drain");
   // When the sidecar starts draining
-  void stack.drain!.start("test");
+  void drain.start("test");
   // Then the filter learns it on its next poll and the health path answers 503
   t.true(await eventually(async () => (await health()) === 503, 10_000, 100), "health 503 while draining");
 });

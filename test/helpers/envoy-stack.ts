@@ -1,15 +1,14 @@
 // A real data plane for tests: an echo app, the real sidecar (in this process) and a real Envoy on the bootstrap
 // `meshext run` generates, every port ephemeral. What a request through Envoy's inbound listener meets in a pod.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { createServer as createNetServer, type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
 import { envoyBootstrapYaml } from "../../extproc/envoy-bootstrap/bootstrap.js";
 import { inboundListenerName, outboundListenerName } from "../../extproc/envoy-bootstrap/names.js";
 import type { BootstrapOptions, TlsFiles } from "../../extproc/envoy-bootstrap/options.js";
-import type { DrainController } from "../../extproc/drain/controller.js";
-import { installDrain, type DrainSettings } from "../../extproc/drain/install.js";
 import { splitHostPort } from "../../extproc/host-port.js";
 import { BUILT_WASM_PATH } from "../../extproc/envoy-run/launch.js";
+import { freePort } from "./prometheus.js";
 import { requireEnvoy, startEnvoy, type FoundEnvoy, type RealEnvoy } from "./real-envoy.js";
 import { startTestSidecar, type Harness } from "./sidecar-harness.js";
 
@@ -69,8 +68,6 @@ export interface EnvoyStackOptions {
   outboundService?: string;
   /** The sidecar is started by the test itself (e.g. to test a sidecar that is down): its addresses. */
   sidecarAddresses?: { grpc: string; admin: string };
-  /** Install the sidecar's drain controller as `meshext run` does, Envoy's admin wired, with these settings over the defaults. */
-  drain?: Partial<DrainSettings>;
 }
 
 export interface EnvoyStack {
@@ -83,8 +80,6 @@ export interface EnvoyStack {
   inboundPort: number;
   outboundPort?: number;
   bootstrapYaml: string;
-  /** The sidecar's drain controller when `drain` was given: start() drains as a SIGTERM would. */
-  drain?: DrainController;
   stop(): Promise<void>;
 }
 
@@ -105,15 +100,6 @@ export function stackBootstrapOptions(appPort: number, addresses: { grpc: string
     ...(opts.tls ? { tls: opts.tls } : {}),
   };
   return opts.bootstrap ? opts.bootstrap(base) : base;
-}
-
-/** A loopback TCP port that was free a moment ago. */
-export async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 /** Starts app, sidecar and Envoy (or returns undefined after requireEnvoy logged the skip); torn down with the test. */
@@ -145,11 +131,7 @@ export async function startEnvoyStack(t: ExecutionContext, opts: EnvoyStackOptio
   }
   const inboundPort = await envoy.listenerPort(inboundListenerName(options.inbounds[0]!));
   const outboundPort = opts.outboundService ? await envoy.listenerPort(outboundListenerName({ service: opts.outboundService })) : undefined;
-  const drain = sidecar && opts.drain
-    ? installDrain(sidecar.sidecar, { envoyAdmin: envoy.adminUrl, inboundStatPrefix: "inbound", drainMinMs: 0, drainTimeMs: 5000, drainListeners: false, envoyKillGraceMs: 1000, ...opts.drain })
-    : undefined;
   const stack: EnvoyStack = {
-    ...(drain ? { drain } : {}),
     envoy,
     found,
     sidecar,

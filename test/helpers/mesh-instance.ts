@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
-import { freePort, startEchoApp, type EchoApp } from "./envoy-stack.js";
+import { startEchoApp, type EchoApp } from "./envoy-stack.js";
+import { freePort } from "./prometheus.js";
 import type { FoundEnvoy } from "./real-envoy.js";
 
 const CLI = join(process.cwd(), "dist", "extproc", "cli.js");
