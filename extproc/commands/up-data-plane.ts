@@ -6,10 +6,8 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { EnvoyConfig } from "../config/envoy.js";
 import { ConfigError } from "../config/flags.js";
-import type { SidecarConfig } from "../config/sidecar.js";
 import { inboundListenerName } from "../envoy-bootstrap/names.js";
 import { locateEnvoy, PACKAGE_ROOT } from "../envoy-binary.js";
-import { planEnvoy, type EnvoyPlan } from "../envoy-run/launch.js";
 
 /** The demo's identities (envoy/policies/demo-app-permission.yaml allows namespace shop except its bot). */
 export const DEMO_IDENTITY = {
@@ -75,10 +73,6 @@ export function demoEnvoyConfig(base: EnvoyConfig, certs: DemoCerts, appPort: nu
   return { ...base, appPort, tlsCert: join(certs.dir, "server.crt"), tlsKey: join(certs.dir, "server.key"), tlsCa: certs.ca };
 }
 
-/** Plans the demo's Envoy (validated before anything starts). */
-export function planDemoEnvoy(sidecar: SidecarConfig, envoy: EnvoyConfig, env: NodeJS.ProcessEnv): EnvoyPlan {
-  return planEnvoy(sidecar, envoy, [], env);
-}
 
 /** The inbound listener's port as Envoy bound it (asks the admin when the flags said 0). */
 export async function inboundPortOf(adminUrl: string, envoy: EnvoyConfig): Promise<number> {

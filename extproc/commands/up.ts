@@ -10,13 +10,13 @@ import { checkSidecarConfig, type SidecarConfig } from "../config/sidecar.js";
 import { hasNoPolicies, seedFromDir } from "../control-plane/seed.js";
 import { installDrain } from "../drain/install.js";
 import { untilDrained } from "../drain/signals.js";
-import { startPlannedEnvoy } from "../envoy-run/launch.js";
+import { planEnvoy, startPlannedEnvoy } from "../envoy-run/launch.js";
 import { createLogger } from "../log.js";
 import { startSidecar } from "../sidecar.js";
 import { startFromConfig } from "./control-plane.js";
 import { RUN_FLAGS } from "./run.js";
 import { banner, type DataPlaneBanner } from "./up-banner.js";
-import { demoEnvoyConfig, inboundPortOf, makeDemoCerts, missingForDataPlane, planDemoEnvoy, startDemoApp, type DemoApp } from "./up-data-plane.js";
+import { demoEnvoyConfig, inboundPortOf, makeDemoCerts, missingForDataPlane, startDemoApp, type DemoApp } from "./up-data-plane.js";
 
 export const UP_USAGE = "meshext up [control-plane flags] [-- sidecar and Envoy flags]";
 export const UP_SUMMARY =
@@ -78,7 +78,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
       app = await startDemoApp(config.appPort);
       envoyConfig = demoEnvoyConfig(config, certs, app.port);
       config = { ...config, ...envoyConfig, drainListeners: true };
-      plan = planDemoEnvoy(config, envoyConfig, env);
+      plan = planEnvoy(config, envoyConfig, [], env);
       plane = { certs, inboundUrl: "", appPort: app.port, envoyAdmin: plan.adminUrl };
     }
     sidecar = await startSidecar(config, log);
