@@ -90,7 +90,13 @@ test("real envoy › sidecar failures: a sidecar killed (-9) with requests in fl
     }
   });
   await pollUntil("requests served", () => byPhase.before.get(200) ?? 0, (n) => n >= 50);
-  // When the sidecar is killed with -9 mid-load
+  // and 4 requests, already allowed, held at the app
+  const held = Array.from({ length: 4 }, () => get(stack, "/?delay=1500").catch(() => ({ status: 0, body: "" })));
+  await pollUntil("requests held at the app", () => stack.app.held, (n) => n === 4);
+  // When the sidecar is stopped mid-load, so that every client's next request waits for its decision (well inside
+  // message_timeout), and then killed with -9
+  child.kill("SIGSTOP");
+  await new Promise((r) => setTimeout(r, 60));
   phase = "down";
   child.kill("SIGKILL");
   await pollUntil("failures while down", () => [...byPhase.down].filter(([s]) => s !== 200).reduce((a, [, n]) => a + n, 0), (n) => n >= 20);
@@ -100,11 +106,15 @@ test("real envoy › sidecar failures: a sidecar killed (-9) with requests in fl
   await pollUntil("requests served again", () => byPhase.after.get(200) ?? 0, (n) => n >= 50, 15_000);
   running = false;
   await Promise.all(clients);
+  const heldStatuses = (await Promise.all(held)).map((r) => r.status);
   t.log(JSON.stringify(Object.fromEntries([...Object.entries(byPhase)].map(([k, m]) => [k, Object.fromEntries(m)]))));
-  // Then before the kill everything passed; the requests in flight at the kill and every one while down that failed was Envoy's fail-closed 500 (no other status,
-  // no connection error); after the restart requests pass again, with the same Envoy
+  // Then before the kill everything passed; the requests whose decision was pending at the kill failed closed with
+  // Envoy's 500, and so did every request that failed while down (no other status, no connection error); the ones
+  // already allowed and held at the app finished with 200; after the restart requests pass again, with the same Envoy
   t.deepEqual([...byPhase.before.keys()], [200]);
+  t.true((byPhase.inFlight.get(500) ?? 0) >= 1, "a request waiting for its decision at the kill failed with 500");
   t.deepEqual([...byPhase.inFlight.keys()].filter((s) => s !== 200), [500]);
+  t.deepEqual(heldStatuses, [200, 200, 200, 200], "requests allowed before the kill were served");
   t.deepEqual([...byPhase.down.keys()].filter((s) => s !== 200), [500]);
   t.is(byPhase.after.get(0), undefined);
   t.is(stack.envoy.process.exitCode, null);

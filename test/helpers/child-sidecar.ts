@@ -3,13 +3,16 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { pollUntil } from "./poll-until.js";
+import { SIDECAR_ENV } from "../../extproc/config/runtime.js";
 
 const CLI = join(process.cwd(), "dist", "extproc", "cli.js");
 
 /** Starts it with the shipped Envoy-facing timeouts (and `extraArgs`); resolves once its /ready answers 200. */
 export async function startChildSidecar(grpcPort: number, adminPort: number, extraArgs: string[] = []): Promise<ChildProcess> {
   const args = [CLI, "sidecar", "--grpc-listen", `127.0.0.1:${grpcPort}`, "--admin-listen", `127.0.0.1:${adminPort}`, "--message-timeout", "200ms", "--max-message-timeout", "5s", ...extraArgs];
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"] });
+  // Started with the shipped runtime settings already in place, so the CLI does not relaunch itself: the pid a test
+  // stops or kills is the sidecar's own.
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...SIDECAR_ENV } });
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
   try {

@@ -24,12 +24,14 @@ export interface EchoApp {
   server: Server;
   /** Requests it has served. */
   served: number;
+  /** Requests it holds for their `?delay=` right now. */
+  held: number;
   close(): Promise<void>;
 }
 
 /** An upstream that echoes the request as JSON; `?status=N` answers N, `?delay=MS` waits, `?set-header=k:v` adds a header. */
 export async function startEchoApp(handler?: (req: IncomingMessage, res: ServerResponse) => boolean): Promise<EchoApp> {
-  const app: EchoApp = { port: 0, server: undefined as unknown as Server, served: 0, close: async () => {} };
+  const app: EchoApp = { port: 0, server: undefined as unknown as Server, served: 0, held: 0, close: async () => {} };
   const server = createServer((req, res) => {
     app.served++;
     if (handler?.(req, res)) return;
@@ -37,7 +39,9 @@ export async function startEchoApp(handler?: (req: IncomingMessage, res: ServerR
     const status = Number(url.searchParams.get("status") ?? 200);
     const delayMs = Math.min(Number(url.searchParams.get("delay") ?? 0) || 0, 30_000);
     const extra = url.searchParams.getAll("set-header").map((h): [string, string] => [h.slice(0, h.indexOf(":")), h.slice(h.indexOf(":") + 1)]);
+    if (delayMs > 0) app.held++;
     setTimeout(() => {
+      if (delayMs > 0) app.held--;
       res.writeHead(status, { "content-type": "application/json", ...Object.fromEntries(extra) });
       const echo: Echo = { method: req.method ?? "", path: req.url ?? "", headers: req.headers };
       res.end(JSON.stringify(echo) + "\n");

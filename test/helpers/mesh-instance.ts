@@ -161,6 +161,11 @@ export async function startInstance(o: InstanceOptions): Promise<Instance> {
       if (gone || Date.now() > deadline) throw new Error(`${o.name} is not registered in the control plane:\n${out.slice(-3000)}`);
       await sleep(50);
     }
+    // Envoy's /ready can answer before `meshext run` sees it LIVE and logs "envoy started" with its pid: ready means both.
+    while (envoyPid === undefined) {
+      if (gone || Date.now() > deadline) throw new Error(`${o.name} never logged "envoy started":\n${out.slice(-3000)}`);
+      await sleep(20);
+    }
   })();
   ready.catch(() => {});
 
