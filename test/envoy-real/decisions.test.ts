@@ -2,17 +2,9 @@
 // delay, MeshRateLimit's 429 with its onRateLimit headers. What the client gets is what Envoy made of the sidecar's reply.
 import test from "ava";
 import { startEnvoyStack } from "../helpers/envoy-stack.js";
-import { headerValues, policySidecarArgs, rawRequest, sidecarMetric, waitSidecarReady } from "../helpers/envoy-policies.js";
+import { fromEveryClient, headerValues, policySidecarArgs, rawRequest, sidecarMetric, waitSidecarReady } from "../helpers/envoy-policies.js";
 
-const MTP = (action: "Allow" | "Deny") => `
-type: MeshTrafficPermission
-name: backend-${action.toLowerCase()}
-spec:
-  targetRef: {kind: MeshService, name: backend}
-  from:
-    - targetRef: {kind: Mesh}
-      default: {action: ${action}}
-`;
+const MTP = (action: "Allow" | "Deny") => fromEveryClient("MeshTrafficPermission", `backend-${action.toLowerCase()}`, `action: ${action}`);
 
 test.serial("real envoy › decisions: an allowed request reaches the app unchanged and the app's answer reaches the client", async (t) => {
   // Given a MeshTrafficPermission allowing everyone into backend
@@ -51,17 +43,7 @@ test.serial("real envoy › decisions: a MeshTrafficPermission deny is Envoy's 4
 
 test.serial("real envoy › decisions: a MeshFaultInjection abort answers its httpStatus locally", async (t) => {
   // Given a fault that aborts every request into backend with 418
-  const mfi = `
-type: MeshFaultInjection
-name: backend-abort
-spec:
-  targetRef: {kind: MeshService, name: backend}
-  from:
-    - targetRef: {kind: Mesh}
-      default:
-        http:
-          - abort: {httpStatus: 418, percentage: 100}
-`;
+  const mfi = fromEveryClient("MeshFaultInjection", "backend-abort", "http: [{abort: {httpStatus: 418, percentage: 100}}]");
   const stack = await startEnvoyStack(t, { sidecarArgs: policySidecarArgs(t, [MTP("Allow"), mfi]) });
   if (!stack) return;
   await waitSidecarReady(stack);
@@ -78,17 +60,7 @@ spec:
 
 test.serial("real envoy › decisions: a MeshFaultInjection delay longer than message_timeout holds the request at least that long, then it is served", async (t) => {
   // Given a 600ms delay on every request, while Envoy's ext_proc message_timeout is 200ms (the sidecar extends it)
-  const mfi = `
-type: MeshFaultInjection
-name: backend-delay
-spec:
-  targetRef: {kind: MeshService, name: backend}
-  from:
-    - targetRef: {kind: Mesh}
-      default:
-        http:
-          - delay: {value: 600ms, percentage: 100}
-`;
+  const mfi = fromEveryClient("MeshFaultInjection", "backend-delay", "http: [{delay: {value: 600ms, percentage: 100}}]");
   const stack = await startEnvoyStack(t, { sidecarArgs: policySidecarArgs(t, [MTP("Allow"), mfi]) });
   if (!stack) return;
   await waitSidecarReady(stack);
@@ -106,27 +78,22 @@ spec:
 
 test.serial("real envoy › decisions: over a MeshRateLimit, Envoy answers its status with the onRateLimit headers, set and added", async (t) => {
   // Given at most 2 requests per 10s into backend, answered 429 with set and added headers beyond
-  const mrl = `
-type: MeshRateLimit
-name: backend-rate-limit
-spec:
-  targetRef: {kind: MeshService, name: backend}
-  from:
-    - targetRef: {kind: Mesh}
-      default:
-        local:
-          http:
-            requestRate: {num: 2, interval: 10s}
-            onRateLimit:
-              status: 429
-              headers:
-                set:
-                  - {name: x-kuma-rate-limited, value: "true"}
-                add:
-                  - {name: retry-after, value: "10"}
-                  - {name: x-limit-note, value: first}
-                  - {name: x-limit-note, value: second}
-`;
+  const mrl = fromEveryClient(
+    "MeshRateLimit",
+    "backend-rate-limit",
+    `local:
+  http:
+    requestRate: {num: 2, interval: 10s}
+    onRateLimit:
+      status: 429
+      headers:
+        set:
+          - {name: x-kuma-rate-limited, value: "true"}
+        add:
+          - {name: retry-after, value: "10"}
+          - {name: x-limit-note, value: first}
+          - {name: x-limit-note, value: second}`,
+  );
   const stack = await startEnvoyStack(t, { sidecarArgs: policySidecarArgs(t, [MTP("Allow"), mrl]) });
   if (!stack) return;
   await waitSidecarReady(stack);

@@ -4,28 +4,17 @@
 import test from "ava";
 import type { Echo, EnvoyStack } from "../helpers/envoy-stack.js";
 import { startEnvoyStack } from "../helpers/envoy-stack.js";
-import { envoyStat, headerValues, policySidecarArgs, rawRequest, sidecarMetric, waitSidecarReady } from "../helpers/envoy-policies.js";
+import { envoyStat, fromEveryClient, headerValues, policySidecarArgs, rawRequest, routeToPayments, sidecarMetric, waitSidecarReady } from "../helpers/envoy-policies.js";
 
 const OUTBOUND_REJECTED = "http.outbound_payments.ext_proc.rejected_header_mutations";
 const INBOUND_REJECTED = "http.inbound.ext_proc.rejected_header_mutations";
 const OURS = "meshext_header_edits_dropped_total";
 
-const route = (request: string, response: string) => `
-type: MeshHTTPRoute
-name: backend-to-payments
-spec:
-  targetRef: {kind: MeshService, name: backend}
-  to:
-    - targetRef: {kind: MeshService, name: payments}
-      rules:
-        - matches: [{path: {type: PathPrefix, value: /api}}]
-          default:
-            filters:
-              - type: RequestHeaderModifier
-                requestHeaderModifier: ${request}
-              - type: ResponseHeaderModifier
-                responseHeaderModifier: ${response}
-`;
+const route = (request: string, response: string) =>
+  routeToPayments(`- type: RequestHeaderModifier
+  requestHeaderModifier: ${request}
+- type: ResponseHeaderModifier
+  responseHeaderModifier: ${response}`);
 
 /** Both counters, read together. */
 async function counters(stack: EnvoyStack, envoyName: string) {
@@ -90,21 +79,16 @@ test.serial("real envoy › dropped edits: a header named x-envoy without a dash
 
 test.serial("real envoy › dropped edits: an x-envoy-* header on a local reply (onRateLimit) is dropped, and both counters agree", async (t) => {
   // Given a rate limit of one request per minute whose 429 sets x-envoy-ratelimited next to retry-after
-  const mrl = `
-type: MeshRateLimit
-name: backend-rate-limit
-spec:
-  targetRef: {kind: MeshService, name: backend}
-  from:
-    - targetRef: {kind: Mesh}
-      default:
-        local:
-          http:
-            requestRate: {num: 1, interval: 1m}
-            onRateLimit:
-              headers:
-                set: [{name: x-envoy-ratelimited, value: "true"}, {name: retry-after, value: "60"}]
-`;
+  const mrl = fromEveryClient(
+    "MeshRateLimit",
+    "backend-rate-limit",
+    `local:
+  http:
+    requestRate: {num: 1, interval: 1m}
+    onRateLimit:
+      headers:
+        set: [{name: x-envoy-ratelimited, value: "true"}, {name: retry-after, value: "60"}]`,
+  );
   const stack = await startEnvoyStack(t, { sidecarArgs: policySidecarArgs(t, [mrl]) });
   if (!stack) return;
   await waitSidecarReady(stack);

@@ -4,24 +4,10 @@
 import test from "ava";
 import type { Echo } from "../helpers/envoy-stack.js";
 import { startEnvoyStack } from "../helpers/envoy-stack.js";
-import { headerValues, policySidecarArgs, rawRequest, waitSidecarReady } from "../helpers/envoy-policies.js";
-
-const route = (filters: string) => `
-type: MeshHTTPRoute
-name: backend-to-payments
-spec:
-  targetRef: {kind: MeshService, name: backend}
-  to:
-    - targetRef: {kind: MeshService, name: payments}
-      rules:
-        - matches: [{path: {type: PathPrefix, value: /api}}]
-          default:
-            filters:
-${filters.replace(/^/gm, "              ")}
-`;
+import { headerValues, policySidecarArgs, rawRequest, routeToPayments, waitSidecarReady } from "../helpers/envoy-policies.js";
 
 async function outboundStack(t: Parameters<typeof startEnvoyStack>[0], filters: string) {
-  const stack = await startEnvoyStack(t, { sidecarArgs: policySidecarArgs(t, [route(filters)]), outboundService: "payments" });
+  const stack = await startEnvoyStack(t, { sidecarArgs: policySidecarArgs(t, [routeToPayments(filters)]), outboundService: "payments" });
   if (stack) await waitSidecarReady(stack);
   return stack;
 }

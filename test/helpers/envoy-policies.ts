@@ -36,6 +36,37 @@ export function policySidecarArgs(t: ExecutionContext, policies: string[], datap
   return ["--policies", policyDir, "--dataplane-file", join(dir, "dataplane.yaml")];
 }
 
+const indent = (yaml: string, spaces: number) => yaml.trim().replace(/^/gm, " ".repeat(spaces));
+
+/** A policy of `kind` on backend whose one `from` item (every client, `kind: Mesh`) has `conf` as its default. */
+export function fromEveryClient(kind: string, name: string, conf: string): string {
+  return `type: ${kind}
+name: ${name}
+spec:
+  targetRef: {kind: MeshService, name: backend}
+  from:
+    - targetRef: {kind: Mesh}
+      default:
+${indent(conf, 8)}
+`;
+}
+
+/** The MeshHTTPRoute backend → payments with one rule, for paths under /api, whose filters are `filters`. */
+export function routeToPayments(filters: string): string {
+  return `type: MeshHTTPRoute
+name: backend-to-payments
+spec:
+  targetRef: {kind: MeshService, name: backend}
+  to:
+    - targetRef: {kind: MeshService, name: payments}
+      rules:
+        - matches: [{path: {type: PathPrefix, value: /api}}]
+          default:
+            filters:
+${indent(filters, 14)}
+`;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until the sidecar's GET /ready answers 200 (its policy set is in force); throws with its reasons after `timeoutMs`. */
