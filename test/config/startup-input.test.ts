@@ -8,13 +8,13 @@ import { join } from "node:path";
 
 const CLI = "dist/extproc/cli.js";
 
-/** Runs the CLI; a process still running after 10 s is killed and reported as code null. */
+/** Runs the CLI; a process still running after 30 s (a hang: it exits within a second on a quiet machine) is killed and reported as code null. */
 function run(args: string[]): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
     child.on("exit", (code) => {
       clearTimeout(timer);
       resolve({ code, stderr });

@@ -61,7 +61,7 @@ test.serial("real envoy › decisions: a MeshFaultInjection abort answers its ht
 test.serial("real envoy › decisions: a MeshFaultInjection delay longer than message_timeout holds the request at least that long, then it is served", async (t) => {
   // Given a 600ms delay on every request, while Envoy's ext_proc message_timeout is 200ms (the sidecar extends it)
   const mfi = fromEveryClient("MeshFaultInjection", "backend-delay", "http: [{delay: {value: 600ms, percentage: 100}}]");
-  const stack = await startEnvoyStack(t, { sidecarArgs: policySidecarArgs(t, [MTP("Allow"), mfi]) });
+  const stack = await startEnvoyStack(t, { sidecarArgs: policySidecarArgs(t, [MTP("Allow"), mfi]), messageTimeoutMs: 200 });
   if (!stack) return;
   await waitSidecarReady(stack);
   // When a client calls

@@ -1,4 +1,4 @@
-// Failure modes with the shipped ext_proc settings (failure_mode_allow false, message_timeout 200ms, the gRPC health
+// Failure modes with the shipped ext_proc settings (failure_mode_allow false, message_timeout 200ms where it matters, the gRPC health
 // check and a 100% panic threshold) through a real Envoy: the sidecar never started, too slow, killed with requests in
 // flight, restarted on the same ports. Envoy answers with the status the docs state and recovers without a restart.
 import test from "ava";
@@ -54,7 +54,7 @@ test("real envoy › sidecar failures: a sidecar slower than message_timeout get
   const grpcPort = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
   t.teardown(() => void server.forceShutdown());
   const adminPort = await freePort();
-  const stack = await startEnvoyStack(t, { sidecarAddresses: { grpc: `127.0.0.1:${grpcPort}`, admin: `127.0.0.1:${adminPort}` } });
+  const stack = await startEnvoyStack(t, { sidecarAddresses: { grpc: `127.0.0.1:${grpcPort}`, admin: `127.0.0.1:${adminPort}` }, messageTimeoutMs: 200 });
   if (!stack) return;
   // When a request's decision takes 600 ms (message_timeout is 200 ms)
   const started = Date.now();
