@@ -79,7 +79,7 @@ test("docs › the README's injected Deployment is what meshext inject prints fo
   t.is(r.stdout, readmeExample("output"));
 });
 
-test("docs › every meshext container and volume the inject docs name is one meshext inject writes (or the older design they say it removes)", (t) => {
+test("docs › every meshext container and volume the README, inject and drain docs name is one meshext inject writes (or the older design they say it removes)", (t) => {
   // Given what inject writes for the README's example, in both modes
   const written = new Set<string>();
   for (const flags of [[], ["--no-native-sidecars"]]) {
@@ -88,7 +88,7 @@ test("docs › every meshext container and volume the inject docs name is one me
   t.true(written.has("meshext-sidecar") && written.has("meshext-init"), [...written].join(", "));
   // When the README and docs/inject.md name containers and volumes in backticks
   let named = 0;
-  for (const file of ["README.md", "docs/inject.md"]) {
+  for (const file of ["README.md", "docs/inject.md", "docs/drain.md"]) {
     const text = readFileSync(join(ROOT, file), "utf8");
     for (const m of text.matchAll(/`(meshext-(?:sidecar|init|envoy|tmp|envoy-config)[a-z-]*)`/g)) {
       const line = text.slice(text.lastIndexOf("\n", m.index) + 1, text.indexOf("\n", m.index));
