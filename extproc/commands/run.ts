@@ -1,14 +1,16 @@
 // `meshext run [flags] [-- [envoy] [envoy flags]]`: the sidecar plus Envoy as its child, as kuma-dp runs it: Envoy
 // starts on a bootstrap generated from the flags and the Dataplane (validated by Envoy first), unless the command
-// after -- brings its own (-c). Envoy gets SIGTERM only after the drain (SIGKILL after --envoy-kill-grace); we
-// exit with Envoy's status.
+// after -- brings its own (-c). Envoy gets SIGTERM only after the drain, once its inbound listeners stopped and its
+// requests in flight ended (SIGKILL after --envoy-kill-grace); we exit with Envoy's status.
 import { checkEnvoyConfig, ENVOY_FLAGS, type EnvoyConfig } from "../config/envoy.js";
 import { formatHelp, resolveConfig } from "../config/flags.js";
 import { checkSidecarConfig, SIDECAR_FLAGS, type SidecarConfig } from "../config/sidecar.js";
 import { exitStatusOf } from "../drain/envoy-child.js";
+import { EnvoyAdminClient } from "../drain/envoy-admin.js";
 import { installDrain } from "../drain/install.js";
 import { untilDrained } from "../drain/signals.js";
 import { planEnvoy, startPlannedEnvoy } from "../envoy-run/launch.js";
+import { QUIESCE_BUDGET_MS, quiesceEnvoy } from "../envoy-run/quiesce.js";
 import { createLogger } from "../log.js";
 import { startSidecar } from "../sidecar.js";
 
@@ -51,7 +53,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   // We never leave Envoy behind, whatever way we exit.
   process.on("exit", () => envoy.killNow());
 
-  const drain = installDrain(sidecar, config, { stopEnvoy: async () => void (await envoy.stop()) });
+  // Stopping Envoy: its inbound listeners stop accepting and its requests in flight end first (envoy-run/quiesce.ts).
+  const envoyLog = log.child({ component: "envoy" });
+  const envoyAdmin = config.envoyAdmin ? new EnvoyAdminClient({ baseUrl: config.envoyAdmin, callTimeoutMs: QUIESCE_BUDGET_MS }) : undefined;
+  const stopEnvoy = async () => {
+    if (envoyAdmin && envoy.running) envoyLog.info(await quiesceEnvoy(envoyAdmin, config.inboundStatPrefix), "envoy quiesced: inbound listeners stopped, stopping it");
+    await envoy.stop();
+  };
+  const drain = installDrain(sidecar, config, { stopEnvoy });
   void envoy.exited.then((exit) => {
     if (drain.phase === "exiting" || drain.phase === "done") return;
     // Envoy died on its own (while serving or draining): nothing left to drain, deregister and leave with its status.

@@ -49,6 +49,11 @@ export class EnvoyAdminClient {
     await this.call("drain_listeners", "POST", "/drain_listeners?inboundonly&graceful&skip_exit", this.opts.attempts);
   }
 
+  /** POST /drain_listeners?inboundonly: the inbound listeners stop accepting at once (no graceful period). */
+  async stopInboundListeners(): Promise<void> {
+    await this.call("drain_listeners", "POST", "/drain_listeners?inboundonly", this.opts.attempts);
+  }
+
   /** POST /quitquitquit: Envoy exits (used when a Job's app is done and Envoy is not our child). */
   async quit(): Promise<void> {
     await this.call("quit", "POST", "/quitquitquit", this.opts.attempts);

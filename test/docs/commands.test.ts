@@ -1,6 +1,7 @@
 // The commands the README and docs show still work: every `meshext …` line of their shell blocks names a real
-// command whose flags (and values) the CLI accepts as written, and the /explain example of envoy/policies/README.md
-// gives, under `meshext up`, the decision it says it gives.
+// command whose flags (and values) the CLI accepts as written, the README's injected Deployment is what
+// `meshext inject` prints, the inject docs name only containers inject writes, and the /explain example of
+// envoy/policies/README.md gives, under `meshext up`, the decision it says it gives.
 import test from "ava";
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -57,6 +58,46 @@ test("docs › every meshext command line in the README and docs parses as writt
     t.is(r.status, 0, `${where}\n${r.stderr}`);
     t.regex(r.stdout, /^Usage: /, where);
   }
+});
+
+/** The fenced block right after `<!-- inject-example: NAME -->` in the README. */
+function readmeExample(name: "input" | "output"): string {
+  const m = new RegExp(`<!-- inject-example: ${name} -->\\n\`\`\`yaml\\n([\\s\\S]*?)\`\`\`\\n`).exec(readFileSync(join(ROOT, "README.md"), "utf8"));
+  if (!m) throw new Error(`README.md has no inject-example: ${name} block`);
+  return m[1]!;
+}
+
+const injectOf = (input: string, flags: string[] = []) => spawnSync(process.execPath, [CLI, "inject", ...flags], { input, encoding: "utf8", timeout: 20_000, env: { ...process.env, MESHEXT_RUNTIME_SETTINGS: "off" } });
+
+test("docs › the README's injected Deployment is what meshext inject prints for its example", (t) => {
+  // Given the README's example Deployment
+  const input = readmeExample("input");
+  // When meshext inject runs on it with no flags
+  const r = injectOf(input);
+  // Then it succeeds and prints exactly the injected Deployment the README shows
+  t.is(r.status, 0, r.stderr);
+  t.is(r.stdout, readmeExample("output"));
+});
+
+test("docs › every meshext container and volume the README, inject and drain docs name is one meshext inject writes (or the older design they say it removes)", (t) => {
+  // Given what inject writes for the README's example, in both modes
+  const written = new Set<string>();
+  for (const flags of [[], ["--no-native-sidecars"]]) {
+    for (const m of injectOf(readmeExample("input"), flags).stdout.matchAll(/name: (meshext-[a-z-]+)/g)) written.add(m[1]!);
+  }
+  t.true(written.has("meshext-sidecar") && written.has("meshext-init"), [...written].join(", "));
+  // When the README and docs/inject.md name containers and volumes in backticks
+  let named = 0;
+  for (const file of ["README.md", "docs/inject.md", "docs/drain.md"]) {
+    const text = readFileSync(join(ROOT, file), "utf8");
+    for (const m of text.matchAll(/`(meshext-(?:sidecar|init|envoy|tmp|envoy-config)[a-z-]*)`/g)) {
+      const line = text.slice(text.lastIndexOf("\n", m.index) + 1, text.indexOf("\n", m.index));
+      // Then each is written by inject, unless the sentence is about the older design re-injection removes
+      t.true(written.has(m[1]!) || /older meshext/.test(line), `${file}: ${m[1]} is not written by meshext inject: ${line}`);
+      named++;
+    }
+  }
+  t.true(named >= 10, `${named} names found`);
 });
 
 test("docs › the /explain example of envoy/policies/README.md decides under meshext up as it says", async (t) => {
