@@ -33,3 +33,12 @@ test("image › the sidecar stage has Envoy from envoy/ENVOY_VERSION, the drain 
   t.regex(sidecar, /build\/meshext_drain\.wasm/);
   t.regex(sidecar, /CMD \["run", "--", "envoy"\]/);
 });
+
+test("image › the demo stack's Envoy is the same pinned binary: no stage names an Envoy image or version of its own", (t) => {
+  // Given the Dockerfile; then its envoy stage copies the envoy-binary stage's Envoy, and no Envoy image tag appears
+  const stage = dockerfile.slice(dockerfile.indexOf("AS envoy\n"), dockerfile.indexOf("FROM meshext AS sidecar"));
+  t.regex(stage, /COPY --from=envoy-binary \/envoy \/usr\/local\/bin\/envoy/);
+  t.regex(stage, /CMD \["envoy", "-c", "envoy\/envoy\.yaml"/);
+  t.notRegex(dockerfile, /envoyproxy\/envoy[:@]/);
+  t.notRegex(readFileSync(join(ROOT, "envoy/docker-compose.yml"), "utf8"), /envoyproxy\/envoy[:@]/);
+});
