@@ -55,11 +55,11 @@ export const MUTATIONS = [
   m("from: items not in policy order", "policy", "extproc/policy/plans/from-items.ts", "return items.sort((a, b) => a.order - b.order);", "return items;"),
   m("rules: least specific rule first", "policy", "extproc/policy/plans/rules.ts", "rules.sort((a, b) => positives(b) - positives(a));", "rules.sort((a, b) => positives(a) - positives(b));"),
   // policy engine: the inbound decision
-  m("inbound: a delay hides a shadow deny", "policy", "extproc/policy/decide/inbound.ts", 'if (allow.action !== "shadow-deny") allow = fault.explain; else allow = { ...allow, reason: `${allow.reason}; ${fault.explain.reason}` };', "allow = fault.explain;"),
+  m("inbound: a delay hides a shadow deny", "policy", "extproc/policy/decide/kinds.ts", 'if (state.allow.action !== "shadow-deny") state.allow = fault.explain; else state.allow = { ...state.allow, reason: `${state.allow.reason}; ${fault.explain.reason}` };', "state.allow = fault.explain;"),
   m("inbound: AllowWithShadowDeny reported as allow", "policy", "extproc/policy/decide/mtp.ts", 'const shadow = matches.find((m) => m.conf.action === "AllowWithShadowDeny");', "const shadow = undefined;"),
   m("inbound: AllowWithShadowDeny denies", "policy", "extproc/policy/decide/mtp.ts", 'const ALLOWING = new Set(["Allow", "AllowWithShadowDeny"]);', 'const ALLOWING = new Set(["Allow"]);'),
   m("inbound: no matching from rule allows", "policy", "extproc/policy/decide/mtp.ts", "if (allowing.length === 0) {", "if (allowing.length === 0 && matches.length > 0) {"),
-  m("inbound: a 429 drops the fault delay", "policy", "extproc/policy/decide/inbound.ts", "if (delayMs > 0) limited.decision.delayMs = delayMs;", ""),
+  m("inbound: a 429 drops the fault delay", "policy", "extproc/policy/decide/inbound.ts", "if (state.delayMs > 0) reply.delayMs = state.delayMs;", ""),
   m("faults: percentage inverted", "policy", "extproc/policy/decide/faults.ts", "return random() * 100 < p;", "return random() * 100 >= p;"),
   m("faults: elements after an abort still run", "policy", "extproc/policy/decide/faults.ts", "return { delayMs, abort: { httpStatus: f.abort.httpStatus, element } };", "{ for (let k = element + 1; k < faults.length; k++) if (faults[k].delay && hitPercent(faults[k].delay.percent, random)) delayMs += faults[k].delay.ms; return { delayMs, abort: { httpStatus: f.abort.httpStatus, element } }; }"),
   m("faults: delays not summed", "policy", "extproc/policy/decide/faults.ts", "delayMs += f.delay.ms;", "delayMs = f.delay.ms;"),

@@ -1,6 +1,6 @@
 // One gRPC call on one HTTP/2 stream as grpc-server.ts routes it: the Call a method's handler sees (messages
 // in, messages and trailers out, status on failure), what a method is, and the unary-method helper.
-import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream, ServerStreamResponseOptions } from "node:http2";
+import { constants as h2, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream, type ServerStreamResponseOptions } from "node:http2";
 import { encodeGrpcMessage, frameMessage, GrpcError, GrpcStatus, type GrpcStatusCode, MessageReader } from "./grpc-wire.js";
 
 /** What a method's handler sees of its call. */
@@ -14,13 +14,19 @@ export interface ServerCall<Res> {
   fail(code: GrpcStatusCode, details: string): void;
 }
 
-/** A call's events, in order: messages, then a half-close, a read error or a cancel. */
+/** A call's events, in order: messages, then a half-close, a read error or a cancel; last a cancel or a close. */
 export interface CallHandler<Req> {
   onMessage(message: Req): void;
   onHalfClose(): void;
   /** The request could not be read (bad frame, undecodable message); the handler ends the call. */
   onReadError(error: GrpcError): void;
+  /**
+   * The client reset the stream (RST_STREAM with an error code such as CANCEL) before the call was over on both
+   * sides — also after the handler ended the call, when the client cancelled before its own end of the stream.
+   */
   onCancel(): void;
+  /** The stream closed after the handler ended the call, with no reset: both sides ended it. */
+  onClosed?(): void;
 }
 
 export interface Method<Req, Res> {
@@ -145,7 +151,13 @@ export class Http2Call<Req, Res> implements ServerCall<Res> {
   }
 
   private onClose(): void {
-    if (this.finished) return;
+    if (this.finished) {
+      // Ended by the handler: a clean close (both sides ended the stream) or a reset that came first. A reset
+      // with NO_ERROR is a close too (Envoy's END_STREAM + RST_STREAM after the last reply).
+      if (this.stream.rstCode !== undefined && this.stream.rstCode !== h2.NGHTTP2_NO_ERROR) this.handler.onCancel();
+      else this.handler.onClosed?.();
+      return;
+    }
     this.finished = true;
     this.handler.onCancel();
   }

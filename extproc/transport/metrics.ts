@@ -57,8 +57,8 @@ export class TransportMetrics {
   constructor(registry: Registry) {
     const registers = [registry];
     const streamsOpened = new HotCounter({ name: "meshext_extproc_streams_opened_total", help: "ext_proc streams opened by Envoy (one per HTTP request).", registers });
-    const streamsEnded = new HotCounter({ name: "meshext_extproc_streams_ended_total", help: "ext_proc streams finished with status OK.", registers });
-    const streamsCancelled = new HotCounter({ name: "meshext_extproc_streams_cancelled_total", help: "ext_proc streams reset by Envoy (its default close after the last reply; a normal end).", registers });
+    const streamsEnded = new HotCounter({ name: "meshext_extproc_streams_ended_total", help: "ext_proc streams finished with status OK and closed by both sides (a client reset before its own end counts as cancelled).", registers });
+    const streamsCancelled = new HotCounter({ name: "meshext_extproc_streams_cancelled_total", help: "ext_proc streams reset by the client before they were over on both sides (Envoy's default close after the last reply, a normal end; or a cancel).", registers });
     this.streamsOpened = streamsOpened.cell();
     this.streamsEnded = streamsEnded.cell();
     this.streamsCancelled = streamsCancelled.cell();

@@ -1,6 +1,7 @@
 // The ExternalProcessor/Process handler: one RequestProcessor per gRPC stream; performs its
 // Steps (replies, delays, OK close), ends the call on Envoy's half-close, and counts a cancel (reset)
-// as cancelled, not ended. A bad message fails only its own stream with INVALID_ARGUMENT.
+// as cancelled, not ended — also a reset that comes after our OK but before the client's own end of the
+// stream. A bad message fails only its own stream with INVALID_ARGUMENT.
 import type { Decider, Direction } from "../decision.js";
 import type { DecisionRecorder } from "../decision-log/recorder.js";
 import { type ProcessingRequest, ProcessingResponse } from "../gen/envoy/service/ext_proc/v3/external_processor.js";
@@ -68,6 +69,8 @@ class ProcessStream implements CallHandler<ProcessingRequest> {
   /** Replies held for a fault delay. */
   private pending = 0;
   private halfClosed = false;
+  /** We ended the call with OK and wait for the stream to close: counted as ended then, or as cancelled on a reset. */
+  private endedOk = false;
   /** Fault-delay timers, created with the first one. */
   private timers: Set<NodeJS.Timeout> | undefined;
 
@@ -166,7 +169,16 @@ class ProcessStream implements CallHandler<ProcessingRequest> {
   }
 
   onCancel(): void {
-    this.finish("cancelled");
+    if (this.endedOk) {
+      this.endedOk = false;
+      this.deps.metrics.streamsCancelled.count++;
+    } else this.finish("cancelled");
+  }
+
+  onClosed(): void {
+    if (!this.endedOk) return;
+    this.endedOk = false;
+    this.deps.metrics.streamsEnded.count++;
   }
 
   /** The transport could not read a message (bad framing, undecodable bytes, too large). */
@@ -184,7 +196,7 @@ class ProcessStream implements CallHandler<ProcessingRequest> {
     }
     const { metrics } = this.deps;
     if (how === "ok") {
-      metrics.streamsEnded.count++;
+      this.endedOk = true;
       this.call.end();
     } else if (how === "cancelled") {
       metrics.streamsCancelled.count++;

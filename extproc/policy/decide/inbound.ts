@@ -1,15 +1,15 @@
-// Decides one inbound request: MeshTrafficPermission (mtp.ts), then MeshFaultInjection (abort/delay), then
-// MeshRateLimit (token bucket), each on the legacy `from` path or the 2.10+ `rules` path the compiled plan
-// holds. What depends only on the client is worked out once (client-steps.ts); per request only faults are
-// sampled and tokens taken. Returns the Decision plus a trace of what matched, for /explain.
-import type { Decision, Explanation } from "../../decision.js";
+// Decides one inbound request: each inbound kind's step of kinds.ts in order — MeshTrafficPermission (mtp.ts),
+// then MeshFaultInjection (abort/delay), then MeshRateLimit (token bucket) — each on the legacy `from` path or
+// the 2.10+ `rules` path the compiled plan holds. What depends only on the client is worked out once
+// (client-steps.ts); per request only faults are sampled and tokens taken. Returns the Decision plus a trace
+// of what matched, for /explain.
+import type { Decision } from "../../decision.js";
 import type { InboundPlan } from "../plans/compile.js";
-import { clientSteps, faultStepOf, limitStepOf, type ClientStep } from "./client-steps.js";
+import { clientSteps } from "./client-steps.js";
 import type { ClientIdentity } from "./identity.js";
-import type { LimitPlan, LimitResult } from "../plans/limit-plan.js";
-import type { FaultPlan } from "../plans/fault-plan.js";
+import { INBOUND_STEPS, type InboundState } from "./kinds.js";
 import type { MtpEnv } from "./mtp.js";
-import { faultDecision, limitDecision, respond, type EvalContext, type FaultResult } from "./outcomes.js";
+import type { EvalContext } from "./outcomes.js";
 import type { KindTrace } from "./trace.js";
 
 export interface Evaluation {
@@ -19,51 +19,21 @@ export interface Evaluation {
 
 export function decideInbound(plan: InboundPlan, client: ClientIdentity, ctx: EvalContext, env: MtpEnv): Evaluation {
   const trace: KindTrace[] = [];
-  const steps = clientSteps(plan, client, env);
-  let allow: Explanation = plan.noMtp;
-
-  const mtp = steps.mtp;
-  if (mtp) {
-    trace.push(mtp.trace);
-    if (mtp.outcome.denied) return { decision: respond(403, "RBAC: access denied", [], mtp.outcome.explain, ctx), trace };
-    allow = mtp.outcome.explain;
+  const steps = clientSteps(plan, client);
+  const state: InboundState = { allow: plan.noMtp, delayMs: 0 };
+  for (let i = 0; i < INBOUND_STEPS.length; i++) {
+    const kind = INBOUND_STEPS[i]!;
+    let step = steps.kinds[i];
+    if (step === undefined) step = steps.kinds[i] = kind.stepOf(steps, client, env);
+    if (step === null) continue;
+    const reply = kind.apply(step, ctx, state, trace);
+    if (reply) {
+      // A reply keeps the delay of the kinds before it (a 429 after a sampled fault delay is delayed too).
+      if (state.delayMs > 0) reply.delayMs = state.delayMs;
+      return { decision: reply, trace };
+    }
   }
-
-  let delayMs = 0;
-  const faultStep = steps.fault === undefined ? (steps.fault = faultStepOf(steps, client)) : steps.fault;
-  const fault = faultStep ? sampleFault(faultStep, ctx, trace) : undefined;
-  if (fault?.decision) return { decision: fault.decision, trace };
-  if (fault?.explain && fault.delayMs > 0) {
-    delayMs = fault.delayMs;
-    if (allow.action !== "shadow-deny") allow = fault.explain;
-    else allow = { ...allow, reason: `${allow.reason}; ${fault.explain.reason}` };
-  }
-
-  const limitStep = steps.limit === undefined ? (steps.limit = limitStepOf(steps, client)) : steps.limit;
-  const limited = limitStep ? takeToken(limitStep, ctx, trace) : undefined;
-  if (limited?.decision) {
-    if (delayMs > 0) limited.decision.delayMs = delayMs;
-    return { decision: limited.decision, trace };
-  }
-
-  const decision: Decision = { type: "continue", explain: allow };
-  if (delayMs > 0) decision.delayMs = delayMs;
+  const decision: Decision = { type: "continue", explain: state.allow };
+  if (state.delayMs > 0) decision.delayMs = state.delayMs;
   return { decision, trace };
-}
-
-function sampleFault(step: ClientStep<FaultPlan>, ctx: EvalContext, trace: KindTrace[]): FaultResult | undefined {
-  const fault = step.plan ? faultDecision(step.plan, step.who, ctx) : undefined;
-  trace.push(traced(step, fault?.outcome));
-  return fault;
-}
-
-function takeToken(step: ClientStep<LimitPlan>, ctx: EvalContext, trace: KindTrace[]): LimitResult | undefined {
-  const limited = step.plan ? limitDecision(step.plan, step.who, ctx) : undefined;
-  trace.push(traced(step, limited?.outcome));
-  return limited;
-}
-
-/** The step's trace with this request's outcome (undefined: no rule for the client). */
-function traced(step: ClientStep<unknown>, outcome: string | undefined): KindTrace {
-  return outcome === undefined || outcome === step.usual.outcome ? step.usual : { ...step.usual, outcome };
 }

@@ -1,11 +1,9 @@
 // What each Kuma minor version does with the same policy YAML: the one table the engine's parse, select,
 // sort, merge and decide steps read (no version comparisons anywhere else). Sources: Kuma's git tags
 // 2.5.0 … v2.14.3 (api/common/v1alpha1/ref.go and targetref.go, pkg/plugins/policies/*, UPGRADE.md).
-import type { PolicyType, TargetRefKind } from "./types.js";
+import { KIND_TRAITS, KUMA_VERSIONS, POLICY_TYPES, type KindSince, type KumaVersion, type PolicyType, type TargetRefKind } from "./types.js";
 
-export const KUMA_VERSIONS = ["2.5", "2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14"] as const;
-/** A Kuma minor version whose policy semantics the engine reproduces. */
-export type KumaVersion = (typeof KUMA_VERSIONS)[number];
+export { KUMA_VERSIONS, type KumaVersion } from "./types.js";
 export const DEFAULT_KUMA_VERSION: KumaVersion = "2.14";
 
 export interface VersionTraits {
@@ -56,9 +54,6 @@ const RANK_28 = { Mesh: 1, MeshSubset: 2, MeshGateway: 3, MeshService: 4, MeshEx
 const RANK_29 = { ...RANK_28, MeshMultiZoneService: 6, MeshServiceSubset: 7, MeshHTTPRoute: 8 } as const;
 const RANK_210 = { Mesh: 1, Dataplane: 2, MeshSubset: 3, MeshGateway: 4, MeshService: 5, MeshExternalService: 6, MeshMultiZoneService: 7, MeshServiceSubset: 8, MeshHTTPRoute: 9 } as const;
 
-const MTP: PolicyType = "MeshTrafficPermission";
-const MFI: PolicyType = "MeshFaultInjection";
-const MRL: PolicyType = "MeshRateLimit";
 const none = <T>(): ReadonlySet<T> => new Set<T>();
 
 const BASE: VersionTraits = {
@@ -85,18 +80,21 @@ const BASE: VersionTraits = {
   deprecatedFrom: none(),
 };
 
-/** Each row changes only what that version changed; later rows start from the one before. */
+/**
+ * Each row changes only what that version changed; later rows start from the one before. What a version changed
+ * about one policy kind (rules, matches, a deprecated `from`) is in that kind's KIND_TRAITS entry (types.ts).
+ */
 const CHANGES: ReadonlyArray<[KumaVersion, Partial<VersionTraits>]> = [
   ["2.5", { nameWins: "later" }],
   ["2.6", {}],
   ["2.7", { shadowEffect: true, routeSpecificitySort: true, realServiceKinds: new Set(["MeshService"]) }],
   ["2.8", { kindRank: RANK_28, refLabelsNamespaceSection: true, roleOrder: "three-level", routeHeaderCommaSplit: false, realServiceKinds: new Set(["MeshService", "MeshExternalService"]) }],
   ["2.9", { kindRank: RANK_29, optionalTopLevelTargetRef: true, roleOrder: "four-level", namespaceAndZoneScoping: true, realServiceKinds: new Set(["MeshService", "MeshExternalService", "MeshMultiZoneService"]), deprecatedTopLevelKinds: new Set(["MeshService"]) }],
-  ["2.10", { kindRank: RANK_210, rulesKinds: new Set([MRL]), strictValidation: true, deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset"]), deprecatedFrom: new Set([MRL]) }],
+  ["2.10", { kindRank: RANK_210, strictValidation: true, deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset"]) }],
   ["2.11", { deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset"]) }],
-  ["2.12", { sectionNameMatches: "name-or-port", rulesKinds: new Set([MRL, MTP]) }],
-  ["2.13", { rulesKinds: new Set([MRL, MTP, MFI]), matchesKinds: new Set([MFI]), deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset", "MeshHTTPRoute"]) }],
-  ["2.14", { matchesKinds: new Set([MFI, MRL]), sniMatches: true, mtpRules: "pooled", ruleMatchExpansion: true, mtpIdentityRulesPath: true, deprecatedFrom: new Set([MRL, MTP, MFI]) }],
+  ["2.12", { sectionNameMatches: "name-or-port" }],
+  ["2.13", { deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset", "MeshHTTPRoute"]) }],
+  ["2.14", { sniMatches: true, mtpRules: "pooled", ruleMatchExpansion: true, mtpIdentityRulesPath: true }],
 ];
 
 const TABLE: ReadonlyMap<KumaVersion, VersionTraits> = (() => {
@@ -105,12 +103,24 @@ const TABLE: ReadonlyMap<KumaVersion, VersionTraits> = (() => {
   for (const [version, change] of CHANGES) {
     // 2.5 only differs from 2.6 by the tie-break: it is a branch off the base, not a step before it.
     const from = version === "2.6" ? BASE : prev;
-    const row = { ...from, ...change, version };
+    const row = { ...from, ...change, version, ...kindSets(version) };
     out.set(version, row);
     if (version !== "2.5") prev = row;
   }
   return out;
 })();
+
+/** The kinds whose KIND_TRAITS `since` says `version` has each feature. */
+function kindSets(version: KumaVersion): Pick<VersionTraits, "rulesKinds" | "matchesKinds" | "deprecatedFrom"> {
+  const has = (feature: keyof KindSince): ReadonlySet<PolicyType> => {
+    const at = KUMA_VERSIONS.indexOf(version);
+    return new Set(POLICY_TYPES.filter((k) => {
+      const since = KIND_TRAITS[k].since[feature];
+      return since !== undefined && KUMA_VERSIONS.indexOf(since) <= at;
+    }));
+  };
+  return { rulesKinds: has("rules"), matchesKinds: has("matches"), deprecatedFrom: has("fromDeprecated") };
+}
 
 export function versionTraits(v: KumaVersion = DEFAULT_KUMA_VERSION): VersionTraits {
   return TABLE.get(v)!;

@@ -4,16 +4,31 @@
 export const POLICY_TYPES = ["MeshTrafficPermission", "MeshFaultInjection", "MeshRateLimit", "MeshHTTPRoute"] as const;
 export type PolicyType = (typeof POLICY_TYPES)[number];
 
+export const KUMA_VERSIONS = ["2.5", "2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14"] as const;
+/** A Kuma minor version whose policy semantics the engine reproduces (its traits: kuma-version.ts). */
+export type KumaVersion = (typeof KUMA_VERSIONS)[number];
+
+/** The Kuma version that brought a kind's feature (kuma-version.ts turns these into each version's kind sets). */
+export interface KindSince {
+  /** `spec.rules[]` (2.10+ by kind, Kuma's UPGRADE.md). */
+  rules?: KumaVersion;
+  /** `matches` in its rules. */
+  matches?: KumaVersion;
+  /** `from` deprecated (its `Deprecations()` in deprecated.go warns). */
+  fromDeprecated?: KumaVersion;
+}
+
 /**
- * What Kuma says of each kind beyond its spec: its short name (`ShortName` of its resource descriptor), whether
- * its `from` items count as catch-all rules (`IsFromAsRules`), and its plugin's `Order` (the order of the
- * inspect view's rules: pkg/plugins/policies/<kind>/plugin/v1alpha1/plugin.go at v2.14.3).
+ * The model's registry of kinds, one entry per kind: what Kuma says of each kind beyond its spec — its short
+ * name (`ShortName` of its resource descriptor), whether its `from` items count as catch-all rules
+ * (`IsFromAsRules`), its plugin's `Order` (the order of the inspect view's rules:
+ * pkg/plugins/policies/<kind>/plugin/v1alpha1/plugin.go at v2.14.3) — and the versions that changed it.
  */
-export const KIND_TRAITS: Readonly<Record<PolicyType, { shortName: string; fromAsRules: boolean; pluginOrder: number }>> = {
-  MeshTrafficPermission: { shortName: "mtp", fromAsRules: false, pluginOrder: 1100 },
-  MeshFaultInjection: { shortName: "mfi", fromAsRules: false, pluginOrder: 800 },
-  MeshRateLimit: { shortName: "mrl", fromAsRules: true, pluginOrder: 900 },
-  MeshHTTPRoute: { shortName: "mhttpr", fromAsRules: false, pluginOrder: 100 },
+export const KIND_TRAITS: Readonly<Record<PolicyType, { shortName: string; fromAsRules: boolean; pluginOrder: number; since: KindSince }>> = {
+  MeshTrafficPermission: { shortName: "mtp", fromAsRules: false, pluginOrder: 1100, since: { rules: "2.12", fromDeprecated: "2.14" } },
+  MeshFaultInjection: { shortName: "mfi", fromAsRules: false, pluginOrder: 800, since: { rules: "2.13", matches: "2.13", fromDeprecated: "2.14" } },
+  MeshRateLimit: { shortName: "mrl", fromAsRules: true, pluginOrder: 900, since: { rules: "2.10", matches: "2.14", fromDeprecated: "2.10" } },
+  MeshHTTPRoute: { shortName: "mhttpr", fromAsRules: false, pluginOrder: 100, since: {} },
 };
 
 export const TARGET_REF_KINDS = [
