@@ -87,12 +87,14 @@ function validateMtp(s: Obj, top: TargetRef | undefined, hasRules: boolean, ctx:
 function validateFromToPolicy(s: Obj, top: TargetRef | undefined, fromKinds: readonly TargetRefKind[], conf: ConfValidator, rulesAllowed: boolean, ctx: SpecContext, issues: Issues): void {
   if (s.from === undefined && s.to === undefined && !rulesAllowed) issues.add("spec", "at least one of 'from', 'to' has to be defined");
   const gateways = top?.kind ? scopeIncludesGateways(top) : false;
+  // Kuma checks the scope only against a non-empty list (`len(to) != 0`): `from: []` / `to: []` pass anywhere.
+  const listed = (v: unknown): boolean => !Array.isArray(v) || v.length > 0;
   if (s.from !== undefined) {
-    if (gateways) issues.add("spec.from", "must not be defined when the scope includes a Gateway, select only proxyType Sidecar");
+    if (gateways && listed(s.from)) issues.add("spec.from", "must not be defined when the scope includes a Gateway, select only proxyType Sidecar");
     validateItems(s.from, "spec.from", fromKinds, conf, issues, false, ctx.traits);
   }
   if (s.to !== undefined) {
-    if (top?.kind && !gateways) issues.add("spec.to", "must not be defined when the scope does not include a Gateway");
+    if (top?.kind && !gateways && listed(s.to)) issues.add("spec.to", "must not be defined when the scope does not include a Gateway");
     validateItems(s.to, "spec.to", ["Mesh"], conf, issues, false, ctx.traits);
   }
 }
@@ -100,7 +102,8 @@ function validateFromToPolicy(s: Obj, top: TargetRef | undefined, fromKinds: rea
 function validateRoute(s: Obj, top: TargetRef | undefined, ctx: SpecContext, issues: Issues): void {
   if (s.from !== undefined) issues.add("spec.from", "must not be defined (MeshHTTPRoute only supports to)");
   const gateway = top?.kind === "MeshGateway";
-  const to = issues.arr(s.to, "spec.to", true, 1);
+  // Kuma validates each `to` item and none when the list is empty (validateTos): `to: []` is a route to nothing.
+  const to = issues.arr(s.to, "spec.to", true);
   to?.forEach((raw, i) => {
     const p = at("spec.to", i);
     const item = issues.obj(raw, p);
