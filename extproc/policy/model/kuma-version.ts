@@ -56,6 +56,8 @@ export interface VersionTraits {
   ignoredInboundsSelected: boolean;
   /** Legacy `from` rules are built per maximal clique of intersecting subsets, not per connected component (kumahq/kuma #15412). */
   fromRulesCliques: boolean;
+  /** Subset.Intersect skips a key the other subset lacks (kumahq/kuma #12340); before, that key ended the check with "intersects". */
+  subsetIntersectFixed: boolean;
 }
 
 const RANK_26 = { Mesh: 1, MeshSubset: 2, MeshGateway: 3, MeshService: 4, MeshServiceSubset: 5, MeshHTTPRoute: 6 } as const;
@@ -92,6 +94,7 @@ const BASE: VersionTraits = {
   deprecatedFrom: none(),
   ignoredInboundsSelected: false,
   fromRulesCliques: false,
+  subsetIntersectFixed: false,
 };
 
 /** Each row changes only what that version changed; later rows start from the one before. */
@@ -101,7 +104,7 @@ const CHANGES: ReadonlyArray<[KumaMinor, Partial<VersionTraits>]> = [
   ["2.7", { shadowEffect: true, routeSpecificitySort: true, realServiceKinds: new Set(["MeshService"]) }],
   ["2.8", { kindRank: RANK_28, refLabelsNamespaceSection: true, roleOrder: "three-level", routeHeaderCommaSplit: false, realServiceKinds: new Set(["MeshService", "MeshExternalService"]) }],
   ["2.9", { kindRank: RANK_29, optionalTopLevelTargetRef: true, roleOrder: "four-level", namespaceAndZoneScoping: true, realServiceKinds: new Set(["MeshService", "MeshExternalService", "MeshMultiZoneService"]), deprecatedTopLevelKinds: new Set(["MeshService"]) }],
-  ["2.10", { kindRank: RANK_210, rulesKinds: new Set([MRL]), strictValidation: true, deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset"]), deprecatedFrom: new Set([MRL]) }],
+  ["2.10", { subsetIntersectFixed: true, kindRank: RANK_210, rulesKinds: new Set([MRL]), strictValidation: true, deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset"]), deprecatedFrom: new Set([MRL]) }],
   ["2.11", { deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset"]) }],
   ["2.12", { sectionNameMatches: "name-or-port", rulesKinds: new Set([MRL, MTP]) }],
   ["2.13", { rulesKinds: new Set([MRL, MTP, MFI]), matchesKinds: new Set([MFI]), deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset", "MeshHTTPRoute"]) }],
@@ -110,11 +113,16 @@ const CHANGES: ReadonlyArray<[KumaMinor, Partial<VersionTraits>]> = [
 
 /**
  * Fixes Kuma backported to patch releases: from that patch of its minor on, the change holds (a minor alone
- * means its .0). 2.14.0 has both from the start (its row above); 2.5, 2.6 and 2.8 got neither.
+ * means its .0). 2.14.0 has them all from the start (its row above).
  * - cliques (kumahq/kuma #15412, backports #15463–#15467, #15482): 2.7.21, 2.9.11, 2.10.10, 2.11.9, 2.12.6, 2.13.1
  * - ignored inbounds selectable (kumahq/kuma #16323, backports such as #16338): 2.7.25, 2.9.15, 2.11.13, 2.12.10, 2.13.5
+ * - the subset intersection check fixed (kumahq/kuma #12340, in 2.10.0): 2.6.15, 2.7.11, 2.8.6, 2.9.3
  */
 const PATCHES: ReadonlyArray<[KumaMinor, number, Partial<VersionTraits>]> = [
+  ["2.6", 15, { subsetIntersectFixed: true }],
+  ["2.7", 11, { subsetIntersectFixed: true }],
+  ["2.8", 6, { subsetIntersectFixed: true }],
+  ["2.9", 3, { subsetIntersectFixed: true }],
   ["2.7", 21, { fromRulesCliques: true }],
   ["2.7", 25, { ignoredInboundsSelected: true }],
   ["2.9", 11, { fromRulesCliques: true }],

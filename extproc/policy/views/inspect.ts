@@ -7,6 +7,7 @@
 import { compile, routeTableFor, type InboundPlan, type Snapshot } from "../plans/compile.js";
 import type { Dataplane, Inbound } from "../model/dataplane.js";
 import { buildRules } from "../plans/rules.js";
+import { groupingOf } from "../plans/subset-groups.js";
 import { policySelectsDataplane } from "../selection/match.js";
 import { versionTraits, type KumaVersion, type VersionTraits } from "../model/kuma-version.js";
 import { byDisplayName, byPolicyAttributes } from "../selection/precedence.js";
@@ -88,7 +89,7 @@ export function dataplaneRules(policies: readonly Policy[], dp: Dataplane, opts:
   for (const type of [...POLICY_TYPES].sort()) {
     const rule: InspectRule = { type, toRules: [], toResourceRules: [], fromRules: [], inboundRules: [], warnings: [] };
     if (type === "MeshHTTPRoute") outboundRules(snap, rule);
-    else for (const ib of snap.inbounds) inboundRules(ib, type, rule);
+    else for (const ib of snap.inbounds) inboundRules(ib, type, rule, snap.traits);
     if (type === "MeshTrafficPermission" && snap.mtls === false && (rule.fromRules.length > 0 || rule.inboundRules.length > 0)) {
       rule.warnings.push("Mesh is not Mtls enabled this policy will have no effect");
     }
@@ -97,11 +98,11 @@ export function dataplaneRules(policies: readonly Policy[], dp: Dataplane, opts:
   return { resource: dataplaneMeta(dp), rules, httpMatches: [] };
 }
 
-function inboundRules(ib: InboundPlan, type: PolicyType, out: InspectRule): void {
+function inboundRules(ib: InboundPlan, type: PolicyType, out: InspectRule, traits: VersionTraits): void {
   const inbound = inspectInbound(ib.inbound);
   const from = ib.from[type as keyof InboundPlan["from"]];
   if (from) {
-    const built = buildRules(from.items).rules;
+    const built = buildRules(from.items, groupingOf(traits)).rules;
     const byName = new Map(from.policies.map((p) => [p.name, p]));
     out.fromRules.push({
       inbound,
