@@ -143,7 +143,7 @@ function outboundRules(snap: Snapshot, out: InspectRule): void {
  * (rules/outbound/sort.go: the policy's attributes, then the entry's targetRef kind, a MeshService entry with
  * a sectionName after one without, then display name; common/origin.go keeps the first of each).
  */
-function mergeOrderOrigins(entries: readonly RouteEntry[], traits: VersionTraits): RuleOrigin[] {
+export function mergeOrderOrigins(entries: readonly RouteEntry[], traits: VersionTraits): RuleOrigin[] {
   const attributes = byPolicyAttributes(traits);
   const names = byDisplayName(traits);
   const kind = (e: RouteEntry) => traits.kindRank[e.item.targetRef.kind] ?? 0;
