@@ -18,7 +18,7 @@ import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
 const kumaNotFound = (title: string) => new ApiError(404, title, "Not found");
 
 /** Every valid policy of the mesh, as the sidecar would load them (invalid stored files are skipped). */
-function meshPolicies(ctx: RouteContext, mesh: string): Policy[] {
+export function meshPolicies(ctx: RouteContext, mesh: string): Policy[] {
   const out: Policy[] = [];
   for (const t of POLICY_TYPES) {
     for (const r of ctx.store.list(t.kind, mesh)) {
@@ -30,12 +30,12 @@ function meshPolicies(ctx: RouteContext, mesh: string): Policy[] {
 }
 
 /** The mesh's stored Mesh and service resources, read as the engine reads them. */
-function meshResources(ctx: RouteContext, mesh: string): MeshResources {
+export function meshResources(ctx: RouteContext, mesh: string): MeshResources {
   const raw = [ctx.store.getGlobal(MESH_TYPE.kind, mesh), ...SERVICE_TYPES.flatMap((t) => ctx.store.list(t.kind, mesh))];
   return resourcesOf(raw.flatMap((r) => (r ? (resourceFromObject(r).resource ?? []) : [])));
 }
 
-function requireMesh(ctx: RouteContext, mesh: string): void {
+export function requireMesh(ctx: RouteContext, mesh: string): void {
   if (!ctx.store.meshes().includes(mesh)) throw kumaNotFound("Failed to retrieve Mesh");
 }
 

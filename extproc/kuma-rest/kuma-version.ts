@@ -10,10 +10,14 @@ export { DEFAULT_KUMA_VERSION, type KumaVersion };
 const REFERENCE_RELEASE: Partial<Record<KumaVersion, string>> = { "2.14": "2.14.3" };
 
 export function referenceRelease(version: KumaVersion): string {
+  if (version.split(".").length > 2) return version;
   return REFERENCE_RELEASE[version] ?? `${version}.0`;
 }
 
-/** `2.14`, `2.14.3`, `v2.14.3`, `2.14.3-rc.1` → "2.14"; a readable error for anything the engine does not follow. */
+/**
+ * `2.14` → "2.14", `2.7.29`, `v2.7.29`, `2.7.29-rc.1` → "2.7.29" (the patch level picks the fixes Kuma backported);
+ * a readable error for anything the engine does not follow.
+ */
 export function parseKumaVersion(raw: string): { version: KumaVersion } | { error: string } {
   const version = engineVersion(raw);
   if (version) return { version };

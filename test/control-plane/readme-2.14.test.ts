@@ -40,7 +40,7 @@ test("readme › the 2.14 example: seeded YAML, explain with an XFCC, the ext_pr
   const grpc = /sidecar ext_proc \(gRPC\)\s+(\S+)/.exec(banner())![1]!;
   t.is((await call(cpUrl, "GET", "/")).body.basedOnKuma, "2.14.3", "the control plane says which Kuma it emulates");
   const metrics = await (await fetch(`${admin}/metrics`)).text();
-  t.regex(metrics, /meshext_policy_kuma_version_info\{version="2\.14",from="control-plane"\} 1/, "the sidecar detected 2.14 from the control plane");
+  t.regex(metrics, /meshext_policy_kuma_version_info\{version="2\.14\.3",from="control-plane"\} 1/, "the sidecar detected 2.14.3 (patch level kept) from the control plane");
   t.truthy((await call(cpUrl, "GET", "/meshes/default")).body.mtls?.enabledBackend, "mesh.yaml seeded: mTLS on");
 
   // then: each README explain call gives the README's decision

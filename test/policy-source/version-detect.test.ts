@@ -22,7 +22,7 @@ async function rootServer(t: { teardown(fn: () => Promise<void>): void }, index:
 const settings = (controlPlane: string, kumaVersion = "") => ({ controlPlane, kumaVersion, controlPlaneToken: "" });
 
 test("kuma-version › given a pinned --kuma-version, when resolved, then the pin wins without asking the control plane", async (t) => {
-  t.deepEqual(await resolveKumaVersion(settings("http://127.0.0.1:1", "v2.9.4")), { version: "2.9", from: "flag" });
+  t.deepEqual(await resolveKumaVersion(settings("http://127.0.0.1:1", "v2.9.4")), { version: "2.9.4", from: "flag" });
 });
 
 test("kuma-version › given a control plane newer than 2.14 within 2.x, when resolved, then it follows 2.14", async (t) => {
@@ -34,24 +34,24 @@ test("kuma-version › given a policy directory and no pin, when resolved, then 
   t.deepEqual(await resolveKumaVersion(settings("")), { version: "2.14", from: "default" });
 });
 
-test("kuma-version › given a Kuma control plane reporting version 2.12.6, when resolved, then the semantics follow 2.12", async (t) => {
+test("kuma-version › given a Kuma control plane reporting version 2.12.6, when resolved, then the semantics follow 2.12.6 (patch level kept)", async (t) => {
   const url = await rootServer(t, { hostname: "cp", product: "Kuma", version: "2.12.6", instanceId: "i", clusterId: "c", gui: "/gui" });
-  t.deepEqual(await resolveKumaVersion(settings(url)), { version: "2.12", from: "control-plane", reported: "2.12.6" });
+  t.deepEqual(await resolveKumaVersion(settings(url)), { version: "2.12.6", from: "control-plane", reported: "2.12.6" });
 });
 
 test("kuma-version › given a distribution reporting its own version and basedOnKuma, when resolved, then basedOnKuma decides", async (t) => {
   const url = await rootServer(t, { product: "Kong Mesh", version: "2.13.1", basedOnKuma: "2.13.1" });
-  t.is((await resolveKumaVersion(settings(url))).version, "2.13");
+  t.is((await resolveKumaVersion(settings(url))).version, "2.13.1");
 });
 
-test("kuma-version › given the embedded control plane, when resolved, then it reports and the sidecar follows 2.14", async (t) => {
+test("kuma-version › given the embedded control plane, when resolved, then it reports and the sidecar follows 2.14.3", async (t) => {
   const dir = await tempDir();
   const cp = await startTestControlPlane(dir.path);
   t.teardown(async () => {
     await cp.stop();
     await dir.remove();
   });
-  t.deepEqual(await resolveKumaVersion(settings(cp.url)), { version: "2.14", from: "control-plane", reported: "2.14.3" });
+  t.deepEqual(await resolveKumaVersion(settings(cp.url)), { version: "2.14.3", from: "control-plane", reported: "2.14.3" });
 });
 
 for (const reported of ["3.0.0", "2.4.1", "0.0.0-preview.v9a8b7c"]) {

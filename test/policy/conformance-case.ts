@@ -7,6 +7,7 @@ import { parseExplainInput } from "../../extproc/policy/views/explain.js";
 import { identify, parseDocuments, validatePolicyObject, type Rejected } from "../../extproc/policy/documents/parse.js";
 import { seededRandom } from "../../extproc/policy/decide/random.js";
 import { buildRules } from "../../extproc/policy/plans/rules.js";
+import { groupingOf } from "../../extproc/policy/plans/subset-groups.js";
 import type { Policy } from "../../extproc/policy/model/types.js";
 import type { Decision } from "../../extproc/decision.js";
 import type { KumaVersion } from "../../extproc/policy/model/kuma-version.js";
@@ -95,7 +96,7 @@ export function runCase(inputFile: string, versionOverride?: KumaVersion): CaseR
     rules[ib.inbound.name] = {};
     for (const [kind, plan] of Object.entries(ib.from)) {
       selected[`${ib.inbound.name} ${kind}`] = plan.policies.map((p) => p.name);
-      rules[ib.inbound.name]![kind] = buildRules(plan.items).rules;
+      rules[ib.inbound.name]![kind] = buildRules(plan.items, groupingOf(snap!.traits)).rules;
     }
     for (const [kind, plan] of Object.entries(ib.rules)) {
       selected[`${ib.inbound.name} ${kind}`] = plan.policies.map((p) => p.name);

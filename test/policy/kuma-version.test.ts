@@ -5,7 +5,9 @@ import { DEFAULT_KUMA_VERSION, parseKumaVersion, versionTraits } from "../../ext
 const parses = test.macro((t, text: string, expected: string | undefined) => {
   t.is(parseKumaVersion(text) as string | undefined, expected);
 });
-test("kuma-version › 2.14.3 reads as 2.14", parses, "2.14.3", "2.14");
+test("kuma-version › 2.14.3 keeps its patch level", parses, "2.14.3", "2.14.3");
+test("kuma-version › v2.7.29 keeps its patch level", parses, "v2.7.29", "2.7.29");
+test("kuma-version › a pre-release of a patch counts as that patch", parses, "2.13.5-rc.1", "2.13.5");
 test("kuma-version › v2.13.0 reads as 2.13", parses, "v2.13.0", "2.13");
 test("kuma-version › 2.6 reads as 2.6", parses, "2.6", "2.6");
 test("kuma-version › a newer 2.x reads as 2.14", parses, "2.15.0-rc1", "2.14");
@@ -31,4 +33,25 @@ test("kuma-version › each change appears in the row of its version and stays i
   t.deepEqual([...versionTraits("2.13").rulesKinds].sort(), ["MeshFaultInjection", "MeshRateLimit", "MeshTrafficPermission"]);
   t.is(versionTraits("2.5").nameWins, "later");
   t.is(versionTraits("2.6").nameWins, "earlier");
+});
+
+test("kuma-version › a backported fix holds from its patch of each minor on", (t) => {
+  // given the patch rows; when reading releases around each backport; then the fix appears exactly at its patch
+  t.false(versionTraits("2.7.20").fromRulesCliques);
+  t.true(versionTraits("2.7.21").fromRulesCliques);
+  t.true(versionTraits("2.7.29").fromRulesCliques);
+  t.false(versionTraits("2.7.24").ignoredInboundsSelected);
+  t.true(versionTraits("2.7.25").ignoredInboundsSelected);
+  t.false(versionTraits("2.13.0").fromRulesCliques);
+  t.true(versionTraits("2.13.1").fromRulesCliques);
+  t.false(versionTraits("2.13.4").ignoredInboundsSelected);
+  t.true(versionTraits("2.13.5").ignoredInboundsSelected);
+  t.true(versionTraits("2.10.10").fromRulesCliques);
+  t.false(versionTraits("2.10.11").ignoredInboundsSelected); // the 2.10 line ended before #16323
+  t.false(versionTraits("2.6.15").fromRulesCliques);
+  t.false(versionTraits("2.6.15").ignoredInboundsSelected);
+  t.true(versionTraits("2.14").fromRulesCliques && versionTraits("2.14").ignoredInboundsSelected);
+  // and a patch row keeps the rest of its minor's row, under its own name
+  t.is(versionTraits("2.7.29").routeSpecificitySort, versionTraits("2.7").routeSpecificitySort);
+  t.is(versionTraits("2.7.29").version, "2.7.29");
 });

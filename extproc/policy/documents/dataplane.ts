@@ -49,7 +49,9 @@ export function dataplaneFromObject(doc: unknown): DataplaneResult {
       const port = issues.int(ib.port, at(p, "port"), 1, 65535, false);
       const ibName = typeof ib.name === "string" ? ib.name : port !== undefined ? String(port) : `inbound[${i}]`;
       const declared = typeof ib.name === "string" ? { declaredName: ib.name } : {};
-      inbounds.push({ name: ibName, ...declared, ...(port !== undefined ? { port } : {}), tags: { ...(tags ?? {}) } });
+      issues.oneOf(ib.state, at(p, "state"), ["Ready", "NotReady", "Ignored"] as const, false);
+      const ignored = ib.state === "Ignored" ? { ignored: true as const } : {};
+      inbounds.push({ name: ibName, ...declared, ...(port !== undefined ? { port } : {}), tags: { ...(tags ?? {}) }, ...ignored });
     });
   }
   if (issues.list.length > 0) return { violations: issues.list };

@@ -77,7 +77,8 @@ function validateRoute({ s, top, ctx, issues }: SpecInput): void {
   const ref = top(PROXY_KINDS, true);
   if (s.from !== undefined) issues.add("spec.from", "must not be defined (MeshHTTPRoute only supports to)");
   const gateway = ref?.kind === "MeshGateway";
-  const to = issues.arr(s.to, "spec.to", true, 1);
+  // Kuma validates each `to` item and none when the list is empty (validateTos): `to: []` is a route to nothing.
+  const to = issues.arr(s.to, "spec.to", true);
   to?.forEach((raw, i) => {
     const p = at("spec.to", i);
     const item = issues.obj(raw, p);

@@ -65,6 +65,7 @@ export function validateMrlConf(conf: Obj, path: string, issues: Issues): void {
   }
   const tcp = issues.obj(local.tcp, at(localPath, "tcp"), false);
   if (tcp) {
+    if (tcp.disabled === undefined && tcp.connectionRate === undefined) issues.add(at(localPath, "tcp"), "must have at least one defined: disabled, connectionRate");
     issues.bool(tcp.disabled, at(at(localPath, "tcp"), "disabled"));
     validateRate(tcp.connectionRate, at(at(localPath, "tcp"), "connectionRate"), issues);
   }

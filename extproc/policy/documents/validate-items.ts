@@ -34,12 +34,14 @@ export interface SpecInput {
 export function validateFromToPolicy(s: Obj, top: TargetRef | undefined, fromKinds: readonly TargetRefKind[], conf: ConfValidator, rulesAllowed: boolean, ctx: SpecContext, issues: Issues): void {
   if (s.from === undefined && s.to === undefined && !rulesAllowed) issues.add("spec", "at least one of 'from', 'to' has to be defined");
   const gateways = top?.kind ? scopeIncludesGateways(top) : false;
+  // Kuma checks the scope only against a non-empty list (`len(to) != 0`): `from: []` / `to: []` pass anywhere.
+  const listed = (v: unknown): boolean => !Array.isArray(v) || v.length > 0;
   if (s.from !== undefined) {
-    if (gateways) issues.add("spec.from", "must not be defined when the scope includes a Gateway, select only proxyType Sidecar");
+    if (gateways && listed(s.from)) issues.add("spec.from", "must not be defined when the scope includes a Gateway, select only proxyType Sidecar");
     validateItems(s.from, "spec.from", fromKinds, conf, issues, false, ctx.traits);
   }
   if (s.to !== undefined) {
-    if (top?.kind && !gateways) issues.add("spec.to", "must not be defined when the scope does not include a Gateway");
+    if (top?.kind && !gateways && listed(s.to)) issues.add("spec.to", "must not be defined when the scope does not include a Gateway");
     validateItems(s.to, "spec.to", ["Mesh"], conf, issues, false, ctx.traits);
   }
 }

@@ -3,6 +3,7 @@ import { at, Issues, isObj, type Obj } from "./issues.js";
 import type { VersionTraits } from "../model/kuma-version.js";
 import { refuseControlCharacters, validateHeaderList } from "./validate-confs.js";
 import { DNS1123_SUBDOMAIN, RFC1123_MESSAGE } from "./validate-rules.js";
+import { validateTargetRef } from "./validate-target-ref.js";
 
 export interface RouteRulesContext {
   /** The route's top-level targetRef is a MeshGateway. */
@@ -100,7 +101,7 @@ function validateFilter(v: unknown, path: string, ctx: RouteRulesContext & { all
   if (type === "RequestHeaderModifier" || type === "ResponseHeaderModifier") validateHeaderModifier(body, fp, issues);
   else if (type === "RequestRedirect" || type === "URLRewrite") validateRewrite(type, body, fp, ctx, issues);
   else if (type === "RequestMirror") {
-    issues.obj(body.backendRef, at(fp, "backendRef"));
+    validateTargetRef(body.backendRef, at(fp, "backendRef"), { kinds: ["MeshService", "MeshServiceSubset"], traits: ctx.traits }, issues);
     issues.warn(fp, "not applied by meshext: ext_proc cannot mirror requests (Envoy's router does)");
   }
 }
@@ -109,16 +110,20 @@ const NOT_APPLIED_BACKEND_REFS = "not applied by meshext: ext_proc cannot choose
 
 const REDIRECT_CODES = [301, 302, 303, 307, 308];
 
-/** A BackendRef: a MeshService(Subset) or, as the version allows, a real service kind; `port` (2.7+), `weight`. */
+/**
+ * A BackendRef: a targetRef (ValidateTargetRef: a MeshServiceSubset needs `name`) of a MeshService(Subset) or, as the
+ * version allows, a real service kind; `port` (2.7+, required with MeshMultiZoneService: ValidateBackendRef in
+ * pkg/core/validators/common_validators.go at v2.14.3), `weight`.
+ */
 function validateBackendRef(v: unknown, path: string, traits: VersionTraits, issues: Issues): void {
   const ref = issues.obj(v, path);
   if (!ref) return;
-  const kinds = ["MeshService", "MeshServiceSubset", ...(["MeshExternalService", "MeshMultiZoneService"] as const).filter((k) => traits.realServiceKinds.has(k))];
-  issues.oneOf(ref.kind, at(path, "kind"), kinds);
+  const kinds = ["MeshService", "MeshServiceSubset", ...(["MeshExternalService", "MeshMultiZoneService"] as const).filter((k) => traits.realServiceKinds.has(k))] as const;
+  const checked = validateTargetRef(ref, path, { kinds, traits }, issues);
   if (ref.port !== undefined) {
     if (traits.realServiceKinds.size === 0) issues.add(at(path, "port"), `must not be set (BackendRef port is new in Kuma 2.7)`);
     else issues.int(ref.port, at(path, "port"), 1, 65535);
-  }
+  } else if (checked?.kind === "MeshMultiZoneService") issues.add(at(path, "port"), "must be defined with kind MeshMultiZoneService");
   issues.int(ref.weight, at(path, "weight"), 0, Number.MAX_SAFE_INTEGER, false);
 }
 

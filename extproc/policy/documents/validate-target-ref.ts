@@ -34,6 +34,8 @@ export function validateTargetRef(v: unknown, path: string, rules: TargetRefRule
   if (NAME_OR_LABELS.has(kind) && labelled) {
     if (ref.name === undefined && !hasLabels) issues.add(path, `name or labels must be set when kind is ${kind}`);
     else if (ref.name !== undefined) checkRefName(ref.name, at(path, "name"), issues);
+  } else if (NAME_REQUIRED.has(kind) && (ref.name === undefined || ref.name === "")) {
+    issues.add(at(path, "name"), `must be set when kind is ${kind}`);
   } else if (NAME_REQUIRED.has(kind) || NAME_OR_LABELS.has(kind)) {
     issues.str(ref.name, at(path, "name"));
   } else if (ref.name !== undefined && kind !== "Dataplane") issues.add(at(path, "name"), `must not be set with kind ${kind}`);

@@ -11,6 +11,8 @@ export interface Inbound {
   declaredName?: string;
   port?: number;
   tags: Readonly<Record<string, string>>;
+  /** `state: Ignored`: Kuma releases before its fix #16323 let no policy select such an inbound. */
+  ignored?: true;
 }
 
 export interface Dataplane {

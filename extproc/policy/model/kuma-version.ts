@@ -1,9 +1,10 @@
-// What each Kuma minor version does with the same policy YAML: the one table the engine's parse, select,
-// sort, merge and decide steps read (no version comparisons anywhere else). Sources: Kuma's git tags
+// What each Kuma release does with the same policy YAML: the one table the engine's parse, select, sort,
+// merge and decide steps read (no version comparisons anywhere else), a row per minor plus the fixes Kuma
+// backported to patch releases. Sources: Kuma's git tags
 // 2.5.0 … v2.14.3 (api/common/v1alpha1/ref.go and targetref.go, pkg/plugins/policies/*, UPGRADE.md).
-import { KIND_TRAITS, KUMA_VERSIONS, POLICY_TYPES, type KindSince, type KumaVersion, type PolicyType, type TargetRefKind } from "./types.js";
+import { KIND_TRAITS, KUMA_VERSIONS, POLICY_TYPES, type KindSince, type KumaMinor, type KumaVersion, type PolicyType, type TargetRefKind } from "./types.js";
 
-export { KUMA_VERSIONS, type KumaVersion } from "./types.js";
+export { KUMA_VERSIONS, type KumaMinor, type KumaVersion } from "./types.js";
 export const DEFAULT_KUMA_VERSION: KumaVersion = "2.14";
 
 export interface VersionTraits {
@@ -47,6 +48,12 @@ export interface VersionTraits {
   deprecatedTopLevelKinds: ReadonlySet<TargetRefKind>;
   /** Policy kinds whose `from` draws a deprecation warning. */
   deprecatedFrom: ReadonlySet<PolicyType>;
+  /** An inbound with `state: Ignored` can be selected (kumahq/kuma #16323); before, no policy selects it. */
+  ignoredInboundsSelected: boolean;
+  /** Legacy `from` rules are built per maximal clique of intersecting subsets, not per connected component (kumahq/kuma #15412). */
+  fromRulesCliques: boolean;
+  /** Subset.Intersect skips a key the other subset lacks (kumahq/kuma #12340); before, that key ended the check with "intersects". */
+  subsetIntersectFixed: boolean;
 }
 
 const RANK_26 = { Mesh: 1, MeshSubset: 2, MeshGateway: 3, MeshService: 4, MeshServiceSubset: 5, MeshHTTPRoute: 6 } as const;
@@ -78,27 +85,55 @@ const BASE: VersionTraits = {
   strictValidation: false,
   deprecatedTopLevelKinds: none(),
   deprecatedFrom: none(),
+  ignoredInboundsSelected: false,
+  fromRulesCliques: false,
+  subsetIntersectFixed: false,
 };
 
 /**
  * Each row changes only what that version changed; later rows start from the one before. What a version changed
  * about one policy kind (rules, matches, a deprecated `from`) is in that kind's KIND_TRAITS entry (types.ts).
  */
-const CHANGES: ReadonlyArray<[KumaVersion, Partial<VersionTraits>]> = [
+const CHANGES: ReadonlyArray<[KumaMinor, Partial<VersionTraits>]> = [
   ["2.5", { nameWins: "later" }],
   ["2.6", {}],
   ["2.7", { shadowEffect: true, routeSpecificitySort: true, realServiceKinds: new Set(["MeshService"]) }],
   ["2.8", { kindRank: RANK_28, refLabelsNamespaceSection: true, roleOrder: "three-level", routeHeaderCommaSplit: false, realServiceKinds: new Set(["MeshService", "MeshExternalService"]) }],
   ["2.9", { kindRank: RANK_29, optionalTopLevelTargetRef: true, roleOrder: "four-level", namespaceAndZoneScoping: true, realServiceKinds: new Set(["MeshService", "MeshExternalService", "MeshMultiZoneService"]), deprecatedTopLevelKinds: new Set(["MeshService"]) }],
-  ["2.10", { kindRank: RANK_210, strictValidation: true, deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset"]) }],
+  ["2.10", { subsetIntersectFixed: true, kindRank: RANK_210, strictValidation: true, deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset"]) }],
   ["2.11", { deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset"]) }],
   ["2.12", { sectionNameMatches: "name-or-port" }],
   ["2.13", { deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset", "MeshHTTPRoute"]) }],
-  ["2.14", { sniMatches: true, mtpRules: "pooled", ruleMatchExpansion: true, mtpIdentityRulesPath: true }],
+  ["2.14", { sniMatches: true, mtpRules: "pooled", ruleMatchExpansion: true, mtpIdentityRulesPath: true, ignoredInboundsSelected: true, fromRulesCliques: true }],
 ];
 
-const TABLE: ReadonlyMap<KumaVersion, VersionTraits> = (() => {
-  const out = new Map<KumaVersion, VersionTraits>();
+/**
+ * Fixes Kuma backported to patch releases: from that patch of its minor on, the change holds (a minor alone
+ * means its .0). 2.14.0 has them all from the start (its row above).
+ * - cliques (kumahq/kuma #15412, backports #15463–#15467, #15482): 2.7.21, 2.9.11, 2.10.10, 2.11.9, 2.12.6, 2.13.1
+ * - ignored inbounds selectable (kumahq/kuma #16323, backports such as #16338): 2.7.25, 2.9.15, 2.11.13, 2.12.10, 2.13.5
+ * - the subset intersection check fixed (kumahq/kuma #12340, in 2.10.0): 2.6.15, 2.7.11, 2.8.6, 2.9.3
+ */
+const PATCHES: ReadonlyArray<[KumaMinor, number, Partial<VersionTraits>]> = [
+  ["2.6", 15, { subsetIntersectFixed: true }],
+  ["2.7", 11, { subsetIntersectFixed: true }],
+  ["2.8", 6, { subsetIntersectFixed: true }],
+  ["2.9", 3, { subsetIntersectFixed: true }],
+  ["2.7", 21, { fromRulesCliques: true }],
+  ["2.7", 25, { ignoredInboundsSelected: true }],
+  ["2.9", 11, { fromRulesCliques: true }],
+  ["2.9", 15, { ignoredInboundsSelected: true }],
+  ["2.10", 10, { fromRulesCliques: true }],
+  ["2.11", 9, { fromRulesCliques: true }],
+  ["2.11", 13, { ignoredInboundsSelected: true }],
+  ["2.12", 6, { fromRulesCliques: true }],
+  ["2.12", 10, { ignoredInboundsSelected: true }],
+  ["2.13", 1, { fromRulesCliques: true }],
+  ["2.13", 5, { ignoredInboundsSelected: true }],
+];
+
+const TABLE: ReadonlyMap<KumaMinor, VersionTraits> = (() => {
+  const out = new Map<KumaMinor, VersionTraits>();
   let prev = BASE;
   for (const [version, change] of CHANGES) {
     // 2.5 only differs from 2.6 by the tie-break: it is a branch off the base, not a step before it.
@@ -111,7 +146,7 @@ const TABLE: ReadonlyMap<KumaVersion, VersionTraits> = (() => {
 })();
 
 /** The kinds whose KIND_TRAITS `since` says `version` has each feature. */
-function kindSets(version: KumaVersion): Pick<VersionTraits, "rulesKinds" | "matchesKinds" | "deprecatedFrom"> {
+function kindSets(version: KumaMinor): Pick<VersionTraits, "rulesKinds" | "matchesKinds" | "deprecatedFrom"> {
   const has = (feature: keyof KindSince): ReadonlySet<PolicyType> => {
     const at = KUMA_VERSIONS.indexOf(version);
     return new Set(POLICY_TYPES.filter((k) => {
@@ -122,21 +157,46 @@ function kindSets(version: KumaVersion): Pick<VersionTraits, "rulesKinds" | "mat
   return { rulesKinds: has("rules"), matchesKinds: has("matches"), deprecatedFrom: has("fromDeprecated") };
 }
 
+const PATCH_ROWS = new Map<KumaVersion, VersionTraits>();
+
+/** The row of `v`'s minor with the fixes its patch level carries. */
 export function versionTraits(v: KumaVersion = DEFAULT_KUMA_VERSION): VersionTraits {
-  return TABLE.get(v)!;
+  const [minor, patch] = splitVersion(v);
+  const row = TABLE.get(minor)!;
+  if (patch === 0) return row;
+  let cached = PATCH_ROWS.get(v);
+  if (!cached) {
+    cached = { ...row, version: v };
+    for (const [m, p, change] of PATCHES) if (m === minor && p <= patch) Object.assign(cached, change);
+    PATCH_ROWS.set(v, cached);
+  }
+  return cached;
+}
+
+/** "2.7.29" → ["2.7", 29]; "2.7" → ["2.7", 0]. */
+export function splitVersion(v: KumaVersion): [KumaMinor, number] {
+  const parts = v.split(".");
+  return [`${parts[0]}.${parts[1]}` as KumaMinor, parts[2] !== undefined ? Number(parts[2]) : 0];
+}
+
+/** The minor of a release: its row of the table. */
+export function minorOf(v: KumaVersion): KumaMinor {
+  return splitVersion(v)[0];
 }
 
 /**
- * "2.14", "2.14.3", "v2.14.0", "2.15.0-rc1" → the supported minor version that decides like it: versions newer
- * than the table use its last row, older ones are undefined (not supported).
+ * "2.14", "2.14.3", "v2.7.29", "2.13.5-rc.1" → the release that decides like it, patch level kept ("2.7.29"; a
+ * pre-release of a patch counts as that patch): versions newer than the table follow its last row, older ones
+ * are undefined (not supported).
  */
 export function parseKumaVersion(text: string): KumaVersion | undefined {
-  const m = /^v?(\d+)\.(\d+)(?:[.\-+].*)?$/.exec(text.trim());
+  const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[\-+].*)?$/.exec(text.trim());
   if (!m) return undefined;
   const major = Number(m[1]);
   const minor = Number(m[2]);
   if (major !== 2) return undefined; // 3.x removes `from`, MeshSubset, … : not a dialect this engine speaks
   const exact = KUMA_VERSIONS.find((v) => v === `2.${minor}`);
-  if (exact) return exact;
-  return minor > 14 ? "2.14" : undefined;
+  if (!exact) return minor > 14 ? "2.14" : undefined;
+  const patch = m[3] !== undefined ? Number(m[3]) : 0;
+  return patch > 0 ? `${exact}.${patch}` : exact;
 }

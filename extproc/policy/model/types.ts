@@ -6,16 +6,18 @@ export type PolicyType = (typeof POLICY_TYPES)[number];
 
 export const KUMA_VERSIONS = ["2.5", "2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14"] as const;
 /** A Kuma minor version whose policy semantics the engine reproduces (its traits: kuma-version.ts). */
-export type KumaVersion = (typeof KUMA_VERSIONS)[number];
+export type KumaMinor = (typeof KUMA_VERSIONS)[number];
+/** A Kuma release whose policy semantics the engine reproduces: a minor ("2.7", meaning its .0) or a patch ("2.7.29"). */
+export type KumaVersion = KumaMinor | `${KumaMinor}.${number}`;
 
 /** The Kuma version that brought a kind's feature (kuma-version.ts turns these into each version's kind sets). */
 export interface KindSince {
   /** `spec.rules[]` (2.10+ by kind, Kuma's UPGRADE.md). */
-  rules?: KumaVersion;
+  rules?: KumaMinor;
   /** `matches` in its rules. */
-  matches?: KumaVersion;
+  matches?: KumaMinor;
   /** `from` deprecated (its `Deprecations()` in deprecated.go warns). */
-  fromDeprecated?: KumaVersion;
+  fromDeprecated?: KumaMinor;
 }
 
 /**

@@ -4,6 +4,7 @@
 import type { Explanation } from "../../decision.js";
 import type { Dataplane, Inbound } from "../model/dataplane.js";
 import { buildFromPlan, type FromPlan } from "./from-items.js";
+import { groupingOf } from "./subset-groups.js";
 import { buildRulesPlan, type RulesPlan } from "./inbound-rules.js";
 import { DEFAULT_KUMA_VERSION, versionTraits, type KumaVersion, type VersionTraits } from "../model/kuma-version.js";
 import { selectedInbounds } from "../selection/match.js";
@@ -118,7 +119,7 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
       const sorted = sortByPrecedence(list, traits);
       const rules = traits.rulesKinds.has(kind) ? buildRulesPlan(kind, sorted, traits.ruleMatchExpansion) : undefined;
       if (rules) plan.rules[kind] = rules;
-      else plan.from[kind] = buildFromPlan(kind, sorted);
+      else plan.from[kind] = buildFromPlan(kind, sorted, groupingOf(traits));
     }
     return plan;
   });

@@ -6,6 +6,7 @@ import { mergeConfs, type Conf } from "../selection/merge.js";
 import type { FaultPlan } from "./fault-plan.js";
 import { asSubset } from "../selection/match.js";
 import type { Policy, PolicyType, Tag, TagSet } from "../model/types.js";
+import { groupSubsets, type GroupingRules } from "./subset-groups.js";
 
 export interface FromItem {
   policy: Policy;
@@ -41,12 +42,14 @@ export interface FromPlan {
   /** Every positive tag value mentioned per key (Kuma's T). */
   tagValues: Map<string, Set<string>>;
   cache: Map<string, FromMatch[]>;
+  /** Kuma's maximal cliques (kumahq/kuma #15412), as each one's tag values per key, in Kuma's group order; absent: one region over all keys. */
+  cliques?: Array<Map<string, Set<string>>>;
 }
 
 const MAX_REGIONS_PER_CLIENT = 256;
 export const FROM_CACHE_ENTRIES = 4096;
 
-export function buildFromPlan(kind: PolicyType, sorted: Policy[]): FromPlan {
+export function buildFromPlan(kind: PolicyType, sorted: Policy[], grouping?: GroupingRules): FromPlan {
   const plan: FromPlan = { kind, policies: sorted, items: [], meshItems: [], byTag: new Map(), tagValues: new Map(), cache: new Map() };
   for (const policy of sorted) {
     (policy.spec.from ?? []).forEach((raw, index) => {
@@ -66,7 +69,19 @@ export function buildFromPlan(kind: PolicyType, sorted: Policy[]): FromPlan {
       }
     });
   }
+  if (grouping?.cliques) plan.cliques = cliqueTagValues(plan.items, grouping);
   return plan;
+}
+
+function cliqueTagValues(items: readonly FromItem[], grouping: GroupingRules): Array<Map<string, Set<string>>> {
+  return groupSubsets(items.map((i) => i.subset), grouping).map((group) => {
+    const values = new Map<string, Set<string>>();
+    for (const t of group.flatMap((i) => items[i]!.subset)) {
+      if (!values.has(t.key)) values.set(t.key, new Set());
+      values.get(t.key)!.add(t.value);
+    }
+    return values;
+  });
 }
 
 /**
@@ -76,22 +91,31 @@ export function buildFromPlan(kind: PolicyType, sorted: Policy[]): FromPlan {
 export function matchFrom(plan: FromPlan, client: TagSet, clientKey: string): FromMatch[] {
   const cached = plan.cache.get(clientKey);
   if (cached) return cached;
-  const choices: Array<[string, string[]]> = [];
-  for (const [key, values] of client) {
-    const known = plan.tagValues.get(key);
-    if (!known) continue;
-    const hit = [...values].filter((v) => known.has(v)).sort();
-    if (hit.length > 0) choices.push([key, hit]);
-  }
   const out: FromMatch[] = [];
-  for (const positives of regions(choices)) {
-    const items = coveringItems(plan, positives);
-    if (items.length > 0) out.push({ positives, items, conf: mergeConfs(items.map((i) => i.conf)) });
+  // With cliques, each clique has its own regions: a client may fall in one per clique, the first (most
+  // positives, then clique order) deciding a first-match kind, any of them allowing for MTP's RBAC.
+  for (const known of plan.cliques ?? [plan.tagValues]) {
+    for (const positives of regions(clientChoices(client, known))) {
+      const items = coveringItems(plan, positives);
+      if (items.length > 0) out.push({ positives, items, conf: mergeConfs(items.map((i) => i.conf)) });
+    }
   }
   out.sort((a, b) => b.positives.size - a.positives.size);
   if (plan.cache.size >= FROM_CACHE_ENTRIES) plan.cache.clear();
   plan.cache.set(clientKey, out);
   return out;
+}
+
+/** The client's values Kuma's tag set `known` mentions, per key. */
+function clientChoices(client: TagSet, known: ReadonlyMap<string, ReadonlySet<string>>): Array<[string, string[]]> {
+  const choices: Array<[string, string[]]> = [];
+  for (const [key, values] of client) {
+    const mentioned = known.get(key);
+    if (!mentioned) continue;
+    const hit = [...values].filter((v) => mentioned.has(v)).sort();
+    if (hit.length > 0) choices.push([key, hit]);
+  }
+  return choices;
 }
 
 /** Every combination of one chosen value per key (cartesian product), capped. */

@@ -1,10 +1,11 @@
-// Kuma's rule list for `from` items (BuildRules in pkg/plugins/policies/core/rules/rules.go at 2.6): groups of
-// intersecting subsets, every consistent combination of positive/negated tags, the merged conf of the items
-// covering it.
+// Kuma's rule list for `from` items (BuildRules in pkg/plugins/policies/core/rules/rules.go): groups of
+// intersecting subsets (subset-groups.ts: components, or cliques from kumahq/kuma #15412), every consistent
+// combination of positive/negated tags, the merged conf of the items covering it.
 // Used for /explain and conformance goldens; decisions use from-items.ts, which gives the same answers.
 import type { FromItem } from "./from-items.js";
 import { mergeConfs, type Conf } from "../selection/merge.js";
 import type { Tag } from "../model/types.js";
+import { groupSubsets, type GroupingRules } from "./subset-groups.js";
 
 export interface KumaRule {
   subset: Tag[];
@@ -16,8 +17,9 @@ export interface KumaRule {
 /** Above this many distinct tags in one group the 2^n enumeration is not attempted. */
 export const MAX_RULE_TAGS = 16;
 
-export function buildRules(items: readonly FromItem[]): { rules: KumaRule[]; truncated: boolean } {
-  const groups = components(items);
+/** `grouping` defaults to Kuma 2.6.0's: connected components under the unfixed intersection check. */
+export function buildRules(items: readonly FromItem[], grouping: GroupingRules = { cliques: false, intersectFixed: false }): { rules: KumaRule[]; truncated: boolean } {
+  const groups = groupSubsets(items.map((i) => i.subset), grouping);
   const rules: KumaRule[] = [];
   let truncated = false;
   for (const group of groups) {
@@ -41,33 +43,6 @@ export function buildRules(items: readonly FromItem[]): { rules: KumaRule[]; tru
   const positives = (r: KumaRule): number => r.subset.filter((t) => !t.not).length;
   rules.sort((a, b) => positives(b) - positives(a));
   return { rules, truncated };
-}
-
-/** Connected components of the "could intersect" graph, ordered by `ids.join(":")` descending (Kuma). */
-function components(items: readonly FromItem[]): number[][] {
-  const parent = items.map((_, i) => i);
-  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
-  for (let i = 0; i < items.length; i++) {
-    for (let j = i + 1; j < items.length; j++) if (intersect26(items[i]!.subset, items[j]!.subset)) parent[find(i)] = find(j);
-  }
-  const byRoot = new Map<number, number[]>();
-  items.forEach((_, i) => {
-    const r = find(i);
-    if (!byRoot.has(r)) byRoot.set(r, []);
-    byRoot.get(r)!.push(i);
-  });
-  return [...byRoot.values()].sort((a, b) => (a.join(":") < b.join(":") ? 1 : a.join(":") > b.join(":") ? -1 : 0));
-}
-
-/** Subset.Intersect as in 2.6, including its early `true` on a key the other side lacks. */
-function intersect26(a: readonly Tag[], b: readonly Tag[]): boolean {
-  if (a.length === 0 || b.length === 0) return true;
-  for (const t of a) {
-    const others = b.filter((o) => o.key === t.key);
-    if (others.length === 0) return true;
-    if (others.some((o) => o.value !== t.value)) return false;
-  }
-  return true;
 }
 
 function distinctPositives(items: readonly FromItem[]): Tag[] {

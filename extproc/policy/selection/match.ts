@@ -48,7 +48,7 @@ export function selectedInbounds(policy: Policy, dp: Dataplane, ctx: SelectConte
   if (policy.mesh !== dp.mesh) return [];
   const traits = ctx.traits ?? versionTraits();
   if (traits.namespaceAndZoneScoping && !inScope(policy, dp)) return [];
-  return dp.inbounds.filter((ib) => selectsInbound(policy.spec.targetRef, ib, dp, ctx, policy));
+  return dp.inbounds.filter((ib) => (traits.ignoredInboundsSelected || !ib.ignored) && selectsInbound(policy.spec.targetRef, ib, dp, ctx, policy));
 }
 
 /**

@@ -16,14 +16,27 @@ const ROLE_RANK: Readonly<Record<PolicyRole, number>> = { system: 1, producer: 2
 
 export function byPrecedence(version: KumaVersion | VersionTraits = DEFAULT_KUMA_VERSION): PolicyComparator {
   const traits = typeof version === "string" ? versionTraits(version) : version;
+  const attributes = byPolicyAttributes(traits);
+  return (a, b) => attributes(a, b) || compareNames(a.displayName, b.displayName, traits);
+}
+
+/**
+ * Every key but the display name (Kuma's CompareByPolicyAttributes): Kuma sorts `to` entries by these, then by
+ * the entry's own targetRef kind, and only then by name (rules/outbound/sort.go).
+ */
+export function byPolicyAttributes(traits: VersionTraits): PolicyComparator {
   const rank = (p: Policy): number => traits.kindRank[p.spec.targetRef.kind] ?? 0;
   return (a, b) =>
     rank(a) - rank(b) ||
     compareDataplaneRefs(a.spec.targetRef, b.spec.targetRef) ||
     originRank(a) - originRank(b) ||
     gatewayTagCount(a) - gatewayTagCount(b) ||
-    roleRank(a, traits) - roleRank(b, traits) ||
-    compareNames(a.displayName, b.displayName, traits);
+    roleRank(a, traits) - roleRank(b, traits);
+}
+
+/** The display-name key alone, as `byPrecedence` applies it last. */
+export function byDisplayName(traits: VersionTraits): PolicyComparator {
+  return (a, b) => compareNames(a.displayName, b.displayName, traits);
 }
 
 /** Sorted copy, ascending priority (the last element wins). */

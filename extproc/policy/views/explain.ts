@@ -10,6 +10,8 @@ import { describedIdentity, tagSetToObject, type ClientIdentity } from "../decid
 import { at, Issues } from "../documents/issues.js";
 import { tagSet } from "../selection/match.js";
 import { buildRules, type KumaRule } from "../plans/rules.js";
+import { groupingOf } from "../plans/subset-groups.js";
+import { versionTraits } from "../model/kuma-version.js";
 import type { SelectionCounts } from "../selection/select.js";
 import type { Tag, Violation } from "../model/types.js";
 
@@ -128,7 +130,7 @@ export function explainRequest(engine: PolicyEngine, input: ExplainInput): Expla
   }
   if (input.withRules && ev.inbound) {
     report.rules = {};
-    for (const [kind, plan] of Object.entries(ev.inbound.from)) report.rules[kind] = buildRules(plan.items).rules;
+    for (const [kind, plan] of Object.entries(ev.inbound.from)) report.rules[kind] = buildRules(plan.items, groupingOf(ev.snapshot?.traits ?? versionTraits())).rules;
   }
   if (input.withRules && ev.snapshot) report.dataplaneRules = rulesView(ev.snapshot);
   return report;

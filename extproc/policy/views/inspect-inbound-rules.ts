@@ -7,6 +7,7 @@ import type { InboundPlan, Snapshot } from "../plans/compile.js";
 import { buildFromPlan, type FromPlan } from "../plans/from-items.js";
 import { sortByPrecedence } from "../selection/precedence.js";
 import { buildRules } from "../plans/rules.js";
+import { groupingOf } from "../plans/subset-groups.js";
 import { KIND_TRAITS, type PolicyType, type Tag } from "../model/types.js";
 import { type InboundRule, metaOf, type Rule } from "./inspect-shapes.js";
 
@@ -30,7 +31,7 @@ export function inboundRulesOf(plan: InboundPlan, type: PolicyType): InboundRule
 export function fromRulesOf(snapshot: Snapshot, plan: InboundPlan, type: PolicyType): Rule[] {
   const legacy = legacyPlan(snapshot, plan, type);
   if (!legacy || legacy.items.length === 0) return [];
-  return buildRules(legacy.items).rules.map((r) => ({
+  return buildRules(legacy.items, groupingOf(snapshot.traits)).rules.map((r) => ({
     matchers: r.subset.map(matcher),
     conf: r.conf,
     origin: legacy.policies.filter((p) => r.origin.includes(p.name)).map(metaOf),

@@ -46,7 +46,7 @@ export function inspectRules(policies: readonly Policy[], dp: Dataplane, opts: I
     }
     if (entry.fromRules.length || entry.inboundRules.length || entry.toRules.length || entry.toResourceRules.length) rules.push(entry);
   }
-  return { httpMatches: httpMatchesOf(rules), resource: metaOf(view.resource), rules };
+  return { httpMatches: httpMatchesOf(rules, snapshot.outbound.routes), resource: metaOf(view.resource), rules };
 }
 
 function plainOrigin(o: { resourceMeta: Meta; ruleIndex: number }): { resourceMeta: Meta; ruleIndex: number } {
@@ -63,9 +63,22 @@ function withDefaultWeights(conf: unknown): unknown {
   return { ...c, rules: c.rules.map((r) => (Array.isArray(r.default?.backendRefs) ? { ...r, default: { ...r.default, backendRefs: r.default.backendRefs.map(weighted) } } : r)) };
 }
 
-/** Every MeshHTTPRoute match list of the view, once, under its hash, sorted by hash (as Kuma lists them). */
-function httpMatchesOf(rules: readonly InspectRule[]): InspectRules["httpMatches"] {
+/** `to` kinds Kuma's legacy to-rules take in whatever they name (IsOldKind; a MeshService by labels too). */
+const LEGACY_TO_KINDS: ReadonlySet<string> = new Set(["Mesh", "MeshSubset", "MeshService", "MeshServiceSubset"]);
+
+/**
+ * Every MeshHTTPRoute match list, once, under its hash, sorted by hash (as Kuma lists them): those of the view's
+ * rules, and those of every `to` rule of an old kind of the routes selecting this proxy (Kuma collects them from
+ * all of its legacy to-rules and resource rules, whether or not a rule of the view shows them).
+ */
+function httpMatchesOf(rules: readonly InspectRule[], routes: readonly Policy[]): InspectRules["httpMatches"] {
   const byHash = new Map<string, RouteMatch[]>();
+  for (const route of routes) {
+    for (const to of (route.spec.to ?? []) as Array<{ targetRef?: { kind?: string }; rules?: Array<{ matches?: RouteMatch[] }> }>) {
+      if (!LEGACY_TO_KINDS.has(to.targetRef?.kind ?? "")) continue;
+      for (const rule of to.rules ?? []) if (rule.matches) byHash.set(matchesHash(rule.matches), rule.matches);
+    }
+  }
   for (const r of rules.filter((x) => x.type === "MeshHTTPRoute")) {
     const confs = [...(r.toRules as Array<{ conf: RouteConf }>).map((x) => x.conf), ...(r.toResourceRules as Array<{ conf: RouteConf[] }>).flatMap((x) => x.conf)];
     for (const conf of confs) for (const rule of conf.rules ?? []) byHash.set(matchesHash(rule.matches), rule.matches);

@@ -7,8 +7,12 @@
 import { compile, routeTableFor, type InboundPlan, type Snapshot } from "../plans/compile.js";
 import type { Dataplane, Inbound } from "../model/dataplane.js";
 import { buildRules } from "../plans/rules.js";
+import { groupingOf } from "../plans/subset-groups.js";
 import { policySelectsDataplane } from "../selection/match.js";
-import { versionTraits, type KumaVersion } from "../model/kuma-version.js";
+import { versionTraits, type KumaVersion, type VersionTraits } from "../model/kuma-version.js";
+import { byDisplayName, byPolicyAttributes } from "../selection/precedence.js";
+import { refResolvesTo } from "../plans/destinations.js";
+import type { RouteEntry } from "../plans/routes.js";
 import { portSectionName, NO_RESOURCES, type MeshResources, type ServiceResource } from "../documents/resources.js";
 import { KIND_TRAITS, POLICY_TYPES, type Policy, type PolicyType } from "../model/types.js";
 
@@ -85,7 +89,7 @@ export function dataplaneRules(policies: readonly Policy[], dp: Dataplane, opts:
   for (const type of [...POLICY_TYPES].sort()) {
     const rule: InspectRule = { type, toRules: [], toResourceRules: [], fromRules: [], inboundRules: [], warnings: [] };
     if (type === "MeshHTTPRoute") outboundRules(snap, rule);
-    else for (const ib of snap.inbounds) inboundRules(ib, type, rule);
+    else for (const ib of snap.inbounds) inboundRules(ib, type, rule, snap.traits);
     if (type === "MeshTrafficPermission" && snap.mtls === false && (rule.fromRules.length > 0 || rule.inboundRules.length > 0)) {
       rule.warnings.push("Mesh is not Mtls enabled this policy will have no effect");
     }
@@ -94,11 +98,11 @@ export function dataplaneRules(policies: readonly Policy[], dp: Dataplane, opts:
   return { resource: dataplaneMeta(dp), rules, httpMatches: [] };
 }
 
-function inboundRules(ib: InboundPlan, type: PolicyType, out: InspectRule): void {
+function inboundRules(ib: InboundPlan, type: PolicyType, out: InspectRule, traits: VersionTraits): void {
   const inbound = inspectInbound(ib.inbound);
   const from = ib.from[type as keyof InboundPlan["from"]];
   if (from) {
-    const built = buildRules(from.items).rules;
+    const built = buildRules(from.items, groupingOf(traits)).rules;
     const byName = new Map(from.policies.map((p) => [p.name, p]));
     out.fromRules.push({
       inbound,
@@ -127,12 +131,30 @@ function outboundRules(snap: Snapshot, out: InspectRule): void {
     for (const port of service.ports) {
       const dest = { service, port, key: `${service.kind}/${service.name}:${portSectionName(port)}` };
       const table = routeTableFor(plan, service.name, dest);
-      const sources = table.rules.flatMap((r) => r.sources);
-      if (sources.length === 0) continue;
-      const origin = [...new Map(sources.map((s) => [`${s.policy.name}/${s.rule}`, { resourceMeta: policyMeta(s.policy), ruleIndex: Number(/^to\[(\d+)\]/.exec(s.rule)?.[1] ?? 0) }])).values()];
+      if (table.rules.every((r) => r.sources.length === 0)) continue;
+      const origin = mergeOrderOrigins([...plan.meshEntries, ...plan.entries.filter((e) => refResolvesTo(e.item.targetRef, e.policy, dest))], snap.traits);
       out.toResourceRules.push({ resourceMeta: serviceMeta(service), resourceSectionName: portSectionName(port), conf: [{ rules: confOf(service.name, dest) }], origin });
     }
   }
+}
+
+/**
+ * A to-resource rule's `origin`: its `to` entries once per policy and index, in the order Kuma merges them
+ * (rules/outbound/sort.go: the policy's attributes, then the entry's targetRef kind, a MeshService entry with
+ * a sectionName after one without, then display name; common/origin.go keeps the first of each).
+ */
+export function mergeOrderOrigins(entries: readonly RouteEntry[], traits: VersionTraits): RuleOrigin[] {
+  const attributes = byPolicyAttributes(traits);
+  const names = byDisplayName(traits);
+  const kind = (e: RouteEntry) => traits.kindRank[e.item.targetRef.kind] ?? 0;
+  const section = (e: RouteEntry) => Number(e.item.targetRef.kind === "MeshService" && !!e.item.targetRef.sectionName);
+  const sorted = [...entries].sort((a, b) => attributes(a.policy, b.policy) || kind(a) - kind(b) || section(a) - section(b) || names(a.policy, b.policy));
+  const seen = new Map<string, RuleOrigin>();
+  for (const e of sorted) {
+    const key = `${e.policy.type}/${e.policy.mesh}/${e.policy.name}/${e.toIndex}`;
+    if (!seen.has(key)) seen.set(key, { resourceMeta: policyMeta(e.policy), ruleIndex: e.toIndex });
+  }
+  return [...seen.values()];
 }
 
 function inspectInbound(ib: Inbound): InspectInbound {
