@@ -155,9 +155,9 @@ test("runtime › an operator's own values are kept, and the opt-out (variable o
   }
 });
 
-/** Packages a compiled module imports (`import … from "x"`, `export … from "x"`, `import "x"`, `import("x")`), builtins left out. */
+/** Packages a compiled module imports (`import … from "x"`, `export … from "x"`, `import "x"`, `import("x")`; no string before the `from`, so text such as "'from' must" in an exported object is not one), builtins left out. */
 function importedPackages(source: string): string[] {
-  const statements = /^(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm;
+  const statements = /^(?:import|export)\b[^;"'`]*?\bfrom\s*["']([^"']+)["']|^import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm;
   return [...source.matchAll(statements)]
     .map((m) => (m[1] ?? m[2] ?? m[3])!)
     .filter((s) => !s.startsWith(".") && !s.startsWith("/") && !s.startsWith("node:") && !builtinModules.includes(s.split("/")[0]!))
