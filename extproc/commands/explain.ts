@@ -1,0 +1,2 @@
+// placeholder
+export async function main(): Promise<number> { return 2; }
