@@ -18,7 +18,7 @@ import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
 const kumaNotFound = (title: string) => new ApiError(404, title, "Not found");
 
 /** Every valid policy of the mesh, as the sidecar would load them (invalid stored files are skipped). */
-function meshPolicies(ctx: RouteContext, mesh: string): Policy[] {
+export function meshPolicies(ctx: RouteContext, mesh: string): Policy[] {
   const out: Policy[] = [];
   for (const t of POLICY_TYPES) {
     for (const r of ctx.store.list(t.kind, mesh)) {
@@ -39,7 +39,7 @@ function requireMesh(ctx: RouteContext, mesh: string): void {
   if (!ctx.store.meshes().includes(mesh)) throw kumaNotFound("Failed to retrieve Mesh");
 }
 
-function engineDataplane(r: Resource): Dataplane | undefined {
+export function engineDataplane(r: Resource): Dataplane | undefined {
   return dataplaneFromObject(r).dataplane;
 }
 
