@@ -42,16 +42,30 @@ export function readRecord(line: string): ReplayInput | { malformed: string } {
   if ((r.direction !== "inbound" && r.direction !== "outbound") || !str(r.method) || !str(r.path) || !str(r.authority) || !str(r.outcome) || !OUTCOMES.has(r.outcome) || !str(r.kind)) {
     return { malformed: "not a decision record (direction, method, path, authority, outcome, kind)" };
   }
+  // Straight assignments, no spreads: this runs once per replayed line.
   const headers = new Map<string, string>();
-  if (isObj(r.headers)) for (const [k, v] of Object.entries(r.headers)) if (str(v)) headers.set(k.toLowerCase(), v);
-  const facts: RequestFacts = { direction: r.direction, method: r.method, path: r.path, authority: r.authority, scheme: "http", headers, peerUriSans: [] };
+  if (isObj(r.headers)) for (const k in r.headers) if (str(r.headers[k])) headers.set(k.toLowerCase(), r.headers[k] as string);
+  const facts: RequestFacts = { direction: r.direction, method: r.method, path: r.path, authority: r.authority, scheme: "http", headers, peerUriSans: NO_URIS };
   if (str(r.requestId)) facts.requestId = r.requestId;
   if (str(r.inbound)) facts.inbound = r.inbound;
-  const c = isObj(r.client) && str(r.client.tags) && str(r.client.source) ? r.client : undefined;
-  const client = c ? { tags: c.tags as string, source: c.source as string, ...(str(c.spiffe) ? { spiffe: c.spiffe } : {}), ...(str(c.sni) ? { sni: c.sni } : {}) } : undefined;
-  const before: Recorded = { outcome: r.outcome as Outcome, kind: r.kind, ...(typeof r.status === "number" ? { status: r.status } : {}), ...(str(r.policy) ? { policy: r.policy } : {}), ...(str(r.rule) ? { rule: r.rule } : {}) };
-  return { ...(str(r.dataplane) ? { dataplane: r.dataplane } : {}), ...(str(r.mesh) ? { mesh: r.mesh } : {}), facts, ...(client ? { client } : {}), before, raw: r };
+  const before: Recorded = { outcome: r.outcome as Outcome, kind: r.kind };
+  if (typeof r.status === "number") before.status = r.status;
+  if (str(r.policy)) before.policy = r.policy;
+  if (str(r.rule)) before.rule = r.rule;
+  const input: ReplayInput = { facts, before, raw: r };
+  if (str(r.dataplane)) input.dataplane = r.dataplane;
+  if (str(r.mesh)) input.mesh = r.mesh;
+  const c = r.client;
+  if (isObj(c) && str(c.tags) && str(c.source)) {
+    const client: NonNullable<ReplayInput["client"]> = { tags: c.tags, source: c.source };
+    if (str(c.spiffe)) client.spiffe = c.spiffe;
+    if (str(c.sni)) client.sni = c.sni;
+    input.client = client;
+  }
+  return input;
 }
+
+const NO_URIS: readonly string[] = [];
 
 /** Caches one identity object per recorded client, as the sidecar's own cache does (steps are kept on it). */
 export class RecordedIdentities {
