@@ -53,6 +53,12 @@ export function parseToolArgs<Specs extends readonly FlagSpec[]>(specs: Specs, a
     if (spec && spec.type !== "bool" && !arg.includes("=") && argv[i + 1] !== undefined) flags.push(argv[++i]!);
   }
   const { config, parsed } = resolveConfig(specs, flags, env, TOOLS_ENV_PREFIX);
+  // A multi-value flag set by its variable or the config file only: one value (the command line gives several).
+  for (const name of multi) {
+    const spec = specs.find((s) => s.flag === name);
+    const value = spec ? (config as Record<string, unknown>)[spec.key] : undefined;
+    if (spec && !lists[spec.key] && typeof value === "string" && value !== "") lists[spec.key] = [value];
+  }
   return { config, parsed, positionals, lists };
 }
 
