@@ -1,8 +1,9 @@
 // The `_rules` view of a dataplane (Kuma's InspectRules) as table rows: one per rule, with the inbound (or
 // `outbound`), the policy kind, which clients or destinations it is for, a summary of its conf, and its origin.
+import { confSummary } from "./conf-summary.js";
+
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const list = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v.filter(isObj) : []);
-import { confSummary } from "./conf-summary.js";
 
 export const RULES_HEADER = ["INBOUND", "KIND", "FOR", "CONF", "ORIGIN"] as const;
 
