@@ -8,7 +8,7 @@ import { KUMA_VERSION_FLAG, OUTPUT_FLAG, parseToolArgs, TOOLS_ENV_PREFIX } from 
 import { findingLine, lintReport } from "../policy-tools/lint.js";
 import { loadPolicies, policySet } from "../policy-tools/load.js";
 import { render } from "../policy-tools/output.js";
-import { readDataplanes } from "../policy-tools/read-dataplanes.js";
+import { dataplanesFrom, readDataplanes } from "../policy-tools/read-dataplanes.js";
 import { Replayer } from "../policy-tools/replay.js";
 import { whatIfText } from "../policy-tools/what-if-text.js";
 
@@ -16,12 +16,14 @@ const FLAGS = [
   { key: "decisionLog", flag: "decision-log", type: "path", default: "", help: "Decision-log file(s) written by the sidecar's --decision-log (several: oldest first, e.g. log.1 log)." },
   { key: "policies", flag: "policies", type: "path", default: "", help: "The candidate policy set: files and directories (all of the mesh's policies, as the sidecar would load them)." },
   { key: "dataplane", flag: "dataplane", type: "path", default: "", help: "File(s) with the Dataplane documents of the dataplanes the log's records name." },
+  { key: "controlPlane", flag: "control-plane", type: "url", default: "", help: "Instead of --dataplane: take every Dataplane from this control plane's REST API (GET /dataplanes)." },
+  { key: "token", flag: "token", type: "string", default: "", help: "Bearer token for --control-plane." },
   { key: "examples", flag: "examples", type: "int", default: 20, min: 0, help: "How many changed decisions to show in full (the first ones)." },
   { key: "failOnChange", flag: "fail-on-change", type: "bool", default: false, help: "Exit 1 when any decision would change (for CI)." },
   OUTPUT_FLAG,
   KUMA_VERSION_FLAG,
 ] as const;
-const USAGE = "meshext policy what-if --decision-log FILE… --policies PATH… --dataplane FILE… [flags]";
+const USAGE = "meshext policy what-if --decision-log FILE… --policies PATH… (--dataplane FILE… | --control-plane URL) [flags]";
 const SUMMARY =
   "Decides every recorded decision again with the candidate policies, for the dataplane each record names, and reports\n" +
   "each decision that would change (before/after outcome and deciding policy), the count per change class, and a\n" +
@@ -35,11 +37,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     return 0;
   }
   if (positionals.length > 0) throw new ConfigError(`unexpected argument ${JSON.stringify(positionals[0])}\nUsage: ${USAGE}`);
-  for (const key of ["decisionLog", "policies", "dataplane"]) {
-    if (!lists[key]?.length) throw new ConfigError(`--${multi[["decisionLog", "policies", "dataplane"].indexOf(key)]} is required\nUsage: ${USAGE}`);
-  }
+  if (!lists.decisionLog?.length) throw new ConfigError(`--decision-log is required\nUsage: ${USAGE}`);
+  if (!lists.policies?.length) throw new ConfigError(`--policies is required\nUsage: ${USAGE}`);
+  if (!lists.dataplane?.length === !config.controlPlane) throw new ConfigError(`give either --dataplane FILE… or --control-plane URL\nUsage: ${USAGE}`);
   const kumaVersion = pinnedKumaVersion(config.kumaVersion);
-  const { dataplanes, problems } = await readDataplanes(lists.dataplane!);
+  const { dataplanes, problems } = lists.dataplane?.length ? await readDataplanes(lists.dataplane) : await dataplanesFrom({ url: config.controlPlane, token: config.token });
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));
   const loaded = await loadPolicies(lists.policies!, kumaVersion);
   const lint = lintReport(loaded);

@@ -1,9 +1,10 @@
 // The Dataplanes what-if replays for: every `type: Dataplane` document of the given files, read by the engine's
-// own Dataplane reader; problems are violations naming the file and document.
+// own Dataplane reader (or every Dataplane a control plane holds); problems are messages naming the source.
 import { readFile } from "node:fs/promises";
 import { dataplaneFromObject, type Dataplane } from "../policy/documents/dataplane.js";
 import { isObj } from "../policy/documents/issues.js";
 import { parseDocuments } from "../policy/documents/parse.js";
+import { listAll, RestError, type RestTarget } from "./rest-client.js";
 
 export async function readDataplanes(files: readonly string[]): Promise<{ dataplanes: Dataplane[]; problems: string[] }> {
   const dataplanes: Dataplane[] = [];
@@ -28,4 +29,17 @@ export async function readDataplanes(files: readonly string[]): Promise<{ datapl
     if (found === 0) problems.push(`--dataplane ${file}: no document with type: Dataplane`);
   }
   return { dataplanes, problems };
+}
+
+/** Every Dataplane of every mesh from a control plane (`GET /dataplanes`, all pages). */
+export async function dataplanesFrom(target: RestTarget): Promise<{ dataplanes: Dataplane[]; problems: string[] }> {
+  let items: unknown[];
+  try {
+    items = await listAll(target, "/dataplanes");
+  } catch (err) {
+    if (err instanceof RestError) return { dataplanes: [], problems: [`--control-plane: ${err.message}`] };
+    throw err;
+  }
+  const dataplanes = items.flatMap((r) => dataplaneFromObject(r).dataplane ?? []);
+  return { dataplanes, problems: [] };
 }

@@ -132,7 +132,7 @@ export class Replayer {
     const all = this.opts.dataplanes;
     if (input.dataplane === undefined) return all.length === 1 ? all[0]! : "no dataplane named in the record (pass exactly one --dataplane to replay such records)";
     const found = all.find((d) => d.name === input.dataplane && (input.mesh === undefined || d.mesh === input.mesh));
-    return found ?? `dataplane ${input.mesh ? input.mesh + "/" : ""}${input.dataplane} not among the --dataplane files`;
+    return found ?? `dataplane ${input.mesh ? input.mesh + "/" : ""}${input.dataplane} not among the dataplanes given`;
   }
 
   private replayFor(dp: Dataplane): DataplaneReplay {

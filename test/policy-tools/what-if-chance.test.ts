@@ -2,9 +2,11 @@
 // recorded fault or rate limit is unchanged while the same policy still applies, and reported when the candidate
 // drops it; outbound records are approximate when the candidate routes match on a header the log did not keep.
 import test from "ava";
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parse } from "yaml";
+import { call, controlPlaneFor } from "../control-plane/helpers.js";
 import { meshext, ROOT } from "./run-cli.js";
 
 const DATAPLANE = join(ROOT, "envoy", "dataplane.yaml");
@@ -56,4 +58,26 @@ test("what-if › an outbound record is approximate when the candidate routes ma
   const report = await whatIf(log, candidate);
   t.is(report.approximate, 1);
   t.like(report.classes, { "allow (other deciding policy)": 1 });
+});
+
+test("what-if › --control-plane takes the dataplanes from the control plane instead of --dataplane files", async (t) => {
+  // Given a control plane that holds backend-1, and a log whose records name backend-1 and ghost-1
+  const { cp } = await controlPlaneFor(t);
+  const dp = parse(readFileSync(DATAPLANE, "utf8"));
+  t.is((await call(cp.url, "PUT", "/meshes/default/dataplanes/backend-1", dp)).status, 201);
+  const { dir, log } = setup(t);
+  appendFileSync(log, JSON.stringify({ ...RECORDS[0], dataplane: "ghost-1" }) + "\n");
+  // When the log is replayed with the dataplanes the control plane holds
+  const r = await meshext(["policy", "what-if", "--decision-log", log, "--policies", join(ROOT, "envoy", "policies"), "--control-plane", cp.url, "-o", "json"]);
+  // Then backend-1's records replay and ghost-1's is counted as not replayable
+  t.is(r.code, 0, r.stderr);
+  t.like(JSON.parse(r.stdout), { replayed: 4, changed: 0, unreplayable: { "dataplane default/ghost-1 not among the dataplanes given": 1 } });
+  // And an unreachable control plane, or neither source, is a usage error
+  await cp.stop();
+  const down = await meshext(["policy", "what-if", "--decision-log", log, "--policies", dir, "--control-plane", cp.url]);
+  t.is(down.code, 2);
+  t.regex(down.stderr, /--control-plane: cannot reach /);
+  const neither = await meshext(["policy", "what-if", "--decision-log", log, "--policies", dir]);
+  t.is(neither.code, 2);
+  t.regex(neither.stderr, /give either --dataplane FILE… or --control-plane URL/);
 });

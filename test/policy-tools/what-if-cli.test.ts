@@ -82,7 +82,7 @@ test("what-if › malformed lines and records it cannot replay are counted and s
   // Then the good records replay unchanged and the rest are counted by kind
   t.is(r.code, 0, r.stderr);
   const report = JSON.parse(r.stdout);
-  t.like(report, { records: 5, replayed: 4, changed: 0, malformed: 3, unreplayable: { "dataplane ghost-1 not among the --dataplane files": 1 } });
+  t.like(report, { records: 5, replayed: 4, changed: 0, malformed: 3, unreplayable: { "dataplane ghost-1 not among the dataplanes given": 1 } });
   t.deepEqual(report.malformedExamples.map((m: { line: number }) => m.line), [5, 6, 7]);
   const text = await meshext(["policy", "what-if", "--decision-log", log, "--policies", join(ROOT, "envoy", "policies"), "--dataplane", DATAPLANE]);
   t.regex(text.stdout, /^0 of 4 replayed decision\(s\) would change; 3 malformed line\(s\) skipped, 1 record\(s\) not replayable$/m);
