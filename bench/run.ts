@@ -1,6 +1,6 @@
 // `npm run bench [-- --quick] [-- --out BENCHMARKS.md] [-- --only <section>]`: every benchmark, our figures next
 // to their baselines as ratios, goal verdicts; --out also writes the same tables as markdown; --only runs one
-// section, or several comma-separated (throughput, close, swap, wasm, through-envoy, policy, decision-log, footprint, drain; memory comes with throughput). Not part of `npm test`.
+// section, or several comma-separated (throughput, close, swap, wasm, through-envoy, policy, what-if, decision-log, footprint, drain; memory comes with throughput). Not part of `npm test`.
 import { writeFileSync } from "node:fs";
 import { benchClosePattern } from "./close-pattern.js";
 import { benchDrainBeforeAfter } from "./drain-before-after.js";
@@ -17,6 +17,7 @@ import { benchSwap } from "./swap.js";
 import { benchThroughput } from "./throughput.js";
 import { benchThroughEnvoy, throughEnvoyNotes } from "./through-envoy.js";
 import { benchWasm } from "./wasm.js";
+import { benchWhatIf } from "./what-if.js";
 import { median } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -105,6 +106,14 @@ if (policyRows) sections.push({
   notes: ["bench/policy.ts: PolicyEngine.decide() per decision with 1, 100 and 10 000 policies, and compile time of each set (engine.replace) — the in-process share of the swap time above."],
   tables: [],
   rows: policyRows,
+});
+
+const whatIfRows = runs("what-if") ? (progress("what-if replay"), await benchWhatIf({ quick })) : undefined;
+if (whatIfRows) sections.push({
+  title: "What-if replay of a decision log (in process)",
+  notes: ["bench/what-if.ts: `meshext policy what-if`'s Replayer over decision-log lines (JSON.parse, identity, engine evaluation, comparison), read from a file as the command reads it, against a 1 000-policy candidate (bench/policy.ts's mesh with one more Deny); baseline: PolicyEngine.decide() on the same requests. One core: run pinned (taskset -c 0) for the figure the goal is about."],
+  tables: [],
+  rows: whatIfRows,
 });
 
 const DECISION_LOG = decisionLogOptions(quick, generator);

@@ -30,6 +30,10 @@ const COMMANDS: Record<string, Command> = {
   },
   inject: { summary: "Add the sidecar containers to a Kubernetes workload, applying ContainerPatches.", load: () => import("./commands/inject.js") },
   redirect: { summary: "Redirect the pod's inbound traffic for the app's port to Envoy (the injected init container; iptables).", load: () => import("./commands/redirect.js") },
+  policy: { summary: "Check a policy change before it ships: lint, test cases, what-if replay of a decision log, apply (--dry-run).", load: () => import("./commands/policy.js") },
+  get: { summary: "List policies or dataplanes from a control plane's REST API as a table, YAML or JSON (like kumactl get).", load: () => import("./commands/get.js") },
+  inspect: { summary: "Show the rules a control plane computes for one dataplane (its _rules view) as a table.", load: () => import("./commands/inspect.js") },
+  explain: { summary: "Ask a running sidecar how it decides a request described on the command line (POST /explain).", load: () => import("./commands/explain.js") },
   webhook: { summary: "Serve the mutating admission webhook (AdmissionReview v1 over TLS): the same injection as inject.", load: () => import("./commands/webhook.js") },
 };
 

@@ -86,6 +86,8 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
 
   const policy = createPolicyPlane(config, log, registry, readiness, admin);
   if (policy.engine) decider = policy.engine;
+  const engine = policy.engine;
+  if (engine) decisionLog?.setDataplane(() => engine.dataplane);
 
   // Ports first: until a policy set is loaded the engine answers per --before-first-sync, and a slow or
   // silent control plane must not leave Envoy facing a closed port.

@@ -39,7 +39,7 @@ export function requireMesh(ctx: RouteContext, mesh: string): void {
   if (!ctx.store.meshes().includes(mesh)) throw kumaNotFound("Failed to retrieve Mesh");
 }
 
-function engineDataplane(r: Resource): Dataplane | undefined {
+export function engineDataplane(r: Resource): Dataplane | undefined {
   return dataplaneFromObject(r).dataplane;
 }
 

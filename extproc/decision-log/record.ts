@@ -1,6 +1,7 @@
 // One decision-log line: which decisions are written (denials always, allows sampled) and the JSON
 // record itself. Pure: the caller passes the clock, the random source and the header allow-list.
 import type { Decision, RequestFacts } from "../decision.js";
+import { xfccUris } from "../policy/decide/identity.js";
 
 /** The `outcome` field: the action, with a MeshFaultInjection delay shown as `delay`. */
 export type Outcome = "allow" | "delay" | "deny" | "shadow-deny" | "abort" | "rate-limit" | "not-ready";
@@ -8,11 +9,17 @@ export type Outcome = "allow" | "delay" | "deny" | "shadow-deny" | "abort" | "ra
 export interface DecisionRecord {
   time: string;
   requestId?: string;
+  /** The dataplane that decided (what `meshext policy what-if` replays a record for). */
+  dataplane?: string;
+  mesh?: string;
+  /** The inbound Envoy named for the request, when it did. */
+  inbound?: string;
   direction: string;
   method: string;
   path: string;
   authority: string;
-  client?: { tags: string; source: string };
+  /** `spiffe`: the client's certificate URIs (peer certificate or XFCC), which 2.12+ rules match on; `sni` as sent. */
+  client?: { tags: string; source: string; spiffe?: string; sni?: string };
   matched: string[];
   outcome: Outcome;
   status?: number;
@@ -40,17 +47,22 @@ export function shouldWrite(decision: Decision, sample: number, random: () => nu
 /** The record of one decision; only headers named in `headers` (lower case) are copied, and the path loses its
  * query string (tokens travel there) unless `withQuery`. Fields are assigned in this order (it is the line's
  * order) without spreads: this runs for every logged request. */
-export function decisionRecord(facts: RequestFacts, decision: Decision, latencyMs: number, timeMs: number, headers: readonly string[], withQuery = false): DecisionRecord {
+export function decisionRecord(facts: RequestFacts, decision: Decision, latencyMs: number, timeMs: number, headers: readonly string[], withQuery = false, dataplane?: { mesh: string; name: string }): DecisionRecord {
   const e = decision.explain;
   const audit = decision.audit?.();
   const record = { time: new Date(timeMs).toISOString() } as DecisionRecord;
   if (facts.requestId !== undefined) record.requestId = facts.requestId;
+  if (dataplane) {
+    record.dataplane = dataplane.name;
+    record.mesh = dataplane.mesh;
+  }
+  if (facts.inbound !== undefined) record.inbound = facts.inbound;
   record.direction = facts.direction;
   record.method = facts.method;
   const query = withQuery ? -1 : facts.path.indexOf("?");
   record.path = query === -1 ? facts.path : facts.path.slice(0, query);
   record.authority = facts.authority;
-  if (audit?.client) record.client = audit.client;
+  if (audit?.client) record.client = clientOf(audit.client, facts);
   record.matched = audit?.matched ?? (e.policy ? [`${e.kind}/${e.policy}${e.rule ? " " + e.rule : ""}`] : []);
   record.outcome = outcomeOf(decision);
   if (decision.type === "respond") record.status = decision.status;
@@ -69,4 +81,13 @@ export function decisionRecord(facts: RequestFacts, decision: Decision, latencyM
     record.headers = picked;
   }
   return record;
+}
+
+/** The audit's client plus what the engine matched it by beyond tags: its certificate URIs and SNI. */
+function clientOf(client: { tags: string; source: string }, facts: RequestFacts): NonNullable<DecisionRecord["client"]> {
+  const out: NonNullable<DecisionRecord["client"]> = { tags: client.tags, source: client.source };
+  const uris = client.source === "peer-cert" ? facts.peerUriSans : client.source === "xfcc" ? xfccUris(facts.headers.get("x-forwarded-client-cert") ?? "") : [];
+  if (uris.length > 0) out.spiffe = uris.join(",");
+  if (facts.sni !== undefined) out.sni = facts.sni;
+  return out;
 }

@@ -12,6 +12,8 @@ import { BufferedLineWriter, RotatingFileSink, StdoutSink, type LineSink } from 
 export interface DecisionRecorder {
   /** Called on the request path once per decision: samples, formats and queues; never waits. */
   record(facts: RequestFacts, decision: Decision, latencyMs: number): void;
+  /** Names the dataplane in every later record (the sidecar calls it once its policy engine exists). */
+  setDataplane(get: () => { mesh: string; name: string }): void;
   /** Writes what is queued and closes the file. */
   close(): Promise<void>;
 }
@@ -44,12 +46,16 @@ export async function startDecisionLog(config: DecisionLogConfig, registry: Regi
   const headers = decisionLogHeaderNames(config);
   const sample = config.decisionLogSample;
   const withQuery = config.decisionLogQuery ?? false;
+  let dataplane: (() => { mesh: string; name: string }) | undefined;
   return {
+    setDataplane(get) {
+      dataplane = get;
+    },
     record(facts, decision, latencyMs) {
       // On the request path: whatever goes wrong here is counted, never thrown into the stream handler.
       try {
         if (!shouldWrite(decision, sample, random)) return;
-        writer.push(JSON.stringify(decisionRecord(facts, decision, latencyMs, nowMs(), headers, withQuery)));
+        writer.push(JSON.stringify(decisionRecord(facts, decision, latencyMs, nowMs(), headers, withQuery, dataplane?.())));
       } catch {
         metrics.dropped.inc({ reason: "format_error" });
       }

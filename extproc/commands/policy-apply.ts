@@ -1,0 +1,73 @@
+// `meshext policy apply PATH… [--dry-run]`: PUTs every policy of the files to the control plane (universal form,
+// as `meshext up` seeds them); with --dry-run the control plane validates without storing (`?dryRun=true`) and
+// says which dataplanes each policy would select. Invalid documents stop it before anything is sent (exit 1).
+import { ConfigError, formatHelp, pinnedKumaVersion } from "../config/flags.js";
+import { POLICY_TYPES } from "../kuma-rest/resources.js";
+import { KUMA_VERSION_FLAG, OUTPUT_FLAG, parseToolArgs, TOOLS_ENV_PREFIX } from "../policy-tools/args.js";
+import { findingLine, lintReport } from "../policy-tools/lint.js";
+import { loadPolicies } from "../policy-tools/load.js";
+import { render } from "../policy-tools/output.js";
+import { CONTROL_PLANE_FLAGS, errorText, requestJson, RestError } from "../policy-tools/rest-client.js";
+
+const FLAGS = [{ key: "dryRun", flag: "dry-run", type: "bool", default: false, help: "Validate on the control plane and list the dataplanes each policy would select; store nothing." }, OUTPUT_FLAG, KUMA_VERSION_FLAG, ...CONTROL_PLANE_FLAGS] as const;
+const USAGE = "meshext policy apply PATH… [--dry-run] [--control-plane URL] [--token T]";
+const SUMMARY = "Writes the policies of files and directories to the control plane (PUT /meshes/{mesh}/{type}/{name}). With --dry-run, nothing is stored.";
+
+interface Applied {
+  kind: string;
+  mesh: string;
+  name: string;
+  ok: boolean;
+  status?: number;
+  created?: boolean;
+  warnings?: string[];
+  dataplanes?: string[];
+  error?: string;
+}
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { config, parsed, positionals } = parseToolArgs(FLAGS, argv, env, { short: { o: "output" } });
+  if (parsed.help) {
+    process.stdout.write(formatHelp(USAGE, SUMMARY, FLAGS, TOOLS_ENV_PREFIX));
+    return 0;
+  }
+  if (positionals.length === 0) throw new ConfigError(`no PATH given\nUsage: ${USAGE}`);
+  const loaded = await loadPolicies(positionals, pinnedKumaVersion(config.kumaVersion));
+  const lint = lintReport(loaded);
+  if (lint.errors.length > 0) {
+    process.stderr.write(lint.errors.map((e) => `error: ${findingLine(e)}\n`).join("") + "meshext policy apply: invalid documents (see meshext policy lint); nothing applied\n");
+    return 1;
+  }
+  const target = { url: config.controlPlane, token: config.token };
+  const results: Applied[] = [];
+  for (const p of loaded.files.flatMap((f) => f.policies)) {
+    const type = POLICY_TYPES.find((t) => t.kind === p.type)!;
+    const resource = { type: p.type, mesh: p.mesh, name: p.name, ...(Object.keys(p.labels).length ? { labels: p.labels } : {}), spec: p.spec };
+    const path = `/meshes/${encodeURIComponent(p.mesh)}/${type.plural}/${encodeURIComponent(p.name)}${config.dryRun ? "?dryRun=true" : ""}`;
+    const base = { kind: p.type, mesh: p.mesh, name: p.name };
+    try {
+      const reply = await requestJson(target, "PUT", path, JSON.stringify(resource));
+      const body = (reply.body ?? {}) as { created?: boolean; warnings?: string[]; dataplanes?: { items?: Array<{ name: string }> } };
+      if (reply.status >= 300) results.push({ ...base, ok: false, status: reply.status, error: errorText(reply.body) });
+      else results.push({ ...base, ok: true, status: reply.status, created: config.dryRun ? body.created : reply.status === 201, warnings: body.warnings ?? [], ...(body.dataplanes ? { dataplanes: (body.dataplanes.items ?? []).map((d) => d.name) } : {}) });
+    } catch (err) {
+      if (!(err instanceof RestError)) throw err;
+      results.push({ ...base, ok: false, error: err.message });
+    }
+  }
+  process.stdout.write(render(config.output, { dryRun: config.dryRun, results }, () => applyText(results, config.dryRun)));
+  return results.every((r) => r.ok) ? 0 : 1;
+}
+
+function applyText(results: readonly Applied[], dryRun: boolean): string {
+  const lines = results.map((r) => {
+    const id = `${r.kind} ${r.mesh}/${r.name}`;
+    if (!r.ok) return `${id}: refused${r.status ? ` (${r.status})` : ""}: ${r.error}`;
+    const verb = dryRun ? (r.created ? "valid, would be created" : "valid, would be updated") : r.created ? "created" : "updated";
+    const selects = r.dataplanes ? `; selects ${r.dataplanes.length} dataplane(s)${r.dataplanes.length ? ": " + r.dataplanes.join(", ") : ""}` : "";
+    return `${id}: ${verb}${selects}${(r.warnings ?? []).map((w) => `\n  warning: ${w}`).join("")}`;
+  });
+  const failed = results.filter((r) => !r.ok).length;
+  lines.push(`${results.length - failed} of ${results.length} polic${results.length === 1 ? "y" : "ies"} ${dryRun ? "valid (dry run: nothing stored)" : "applied"}${failed ? `, ${failed} refused` : ""}`);
+  return lines.join("\n") + "\n";
+}
