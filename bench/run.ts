@@ -44,7 +44,7 @@ const SWAP = quick ? { policies: 10_000, inFlight: 16, durationMs: 5000, swapAtM
 
 const THROUGH_ENVOY = quick ? { durationS: 2, warmupS: 0.5, reps: 1, rateDurationS: 2, rateReps: 1 } : { durationS: 3, warmupS: 1, reps: 3, rateDurationS: 4, rateReps: 2 };
 
-const CP_SCALE = { sidecars: [100, 1000], policies: 2000, durationS: quick ? 10 : 20, getsPerSecond: 20 };
+const CP_SCALE = { sidecars: [100, 1000], policies: 2000, durationS: quick ? 10 : 20, getsPerSecond: 20, writesPerSecond: 1 };
 
 const sections: Section[] = [];
 

@@ -7,6 +7,7 @@ import { hostname } from "node:os";
 import { referenceRelease } from "../kuma-rest/kuma-version.js";
 import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES, globalTypeByPlural, POLICY_TYPES, type Resource, type ResourceType, typeByPlural } from "../kuma-rest/resources.js";
 import { dataplaneRules, policyDataplanes } from "./inspect-routes.js";
+import { dataplanePolicySet, POLICY_SET_FEATURE } from "./policy-set-routes.js";
 import { validatePolicyObject } from "../policy/documents/parse.js";
 import { routeGlobal } from "./global-routes.js";
 import { ApiError, badRequest, invalidResource, methodNotAllowed, notFound, unauthorized } from "./problems.js";
@@ -49,6 +50,7 @@ export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiRepl
     }
     if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_heartbeat") return only(req, ["POST"], () => heartbeat(ctx, req, mesh, name));
     if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_rules") return only(req, ["GET"], () => dataplaneRules(ctx, mesh, name));
+    if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_policy-set") return only(req, ["GET"], () => dataplanePolicySet(ctx, req, mesh, name));
     if (seg.length === 6 && POLICY_TYPES.includes(type) && seg[4] === "_resources" && seg[5] === "dataplanes") {
       return only(req, ["GET"], () => policyDataplanes(ctx, req, type, mesh, name));
     }
@@ -91,6 +93,8 @@ function index(ctx: RouteContext) {
     clusterId: "",
     gui: "",
     tagline: "meshext embedded control plane",
+    // Not in Kuma's Index: what this control plane serves beyond Kuma's API (a sidecar uses it when listed).
+    features: [POLICY_SET_FEATURE],
   };
 }
 
