@@ -130,7 +130,12 @@ export class PolicySetIndex {
     const mesh = change.mesh;
     if (mesh === undefined) return;
     if (change.kind === DATAPLANE_TYPE.kind) {
-      this.sets.delete(`${mesh}/${change.name}`);
+      // A state change (heartbeat online ↔ draining, offline) keeps the set; other tags or inbounds select again.
+      const id = `${mesh}/${change.name}`;
+      const stored = this.store.get(DATAPLANE_TYPE.kind, mesh, change.name);
+      const now = stored ? dataplaneFromObject(stored).dataplane : undefined;
+      if (now && JSON.stringify(now) === JSON.stringify(this.sets.get(id)?.dataplane)) return;
+      this.sets.delete(id);
       this.notifier.touch(policySetKey(mesh, change.name));
       return;
     }
@@ -143,14 +148,24 @@ export class PolicySetIndex {
     if (entry) entries.set(key, entry);
     else entries.delete(key);
     // A route changes what route-naming targetRefs select: every set of the mesh is selected again.
+    if (change.kind === "MeshHTTPRoute") return this.wakeMesh(mesh, () => true);
     const routes = [...entries.values()].flatMap((e) => (e.policy?.type === "MeshHTTPRoute" ? [e.policy] : []));
-    const everyone = change.kind === "MeshHTTPRoute";
-    this.wakeMesh(mesh, (set) => {
-      if (everyone || set.keys.has(key)) return true; // it was in the set: it changed or left
-      if (!entry) return false;
-      if (!entry.policy) return true; // rejected versions go to every set
-      return selectForDataplane([entry.policy, ...routes], set.dataplane, this.kumaVersion).kept.includes(entry.policy);
-    });
+    // Rejected versions go to every set; a valid one to the sets whose Dataplane it selects (the same
+    // selectForDataplane, on this policy alone: it decides policy by policy, routes resolved against the mesh).
+    const selects = (dp: Dataplane) => entry !== undefined && (!entry.policy || selectForDataplane([entry.policy, ...routes], dp, this.kumaVersion).kept.includes(entry.policy));
+    for (const [id, set] of this.sets) {
+      if (!id.startsWith(`${mesh}/`)) continue;
+      const had = set.keys.has(key);
+      const has = selects(set.dataplane);
+      if (!had && !has) continue;
+      // The set as a fresh selection would list it: a kept policy keeps its place, a newly selecting one comes last.
+      const items = has && had ? set.policyItems.map((i) => (itemKey(i.type, i.name) === key ? entry!.item : i)) : had ? set.policyItems.filter((i) => itemKey(i.type, i.name) !== key) : [...set.policyItems, entry!.item];
+      const keys = new Set(set.keys);
+      if (has) keys.add(key);
+      else keys.delete(key);
+      this.sets.set(id, this.render(mesh, set.document, set.dataplane, items, keys));
+      this.notifier.touch(policySetKey(mesh, id.slice(mesh.length + 1)));
+    }
   }
 
   /**
