@@ -7,8 +7,6 @@ import { policySetKey } from "./policy-sets.js";
 import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
 import { parseWaitMs, renderWhenChanged } from "./watch.js";
 
-/** The `GET /` feature naming this endpoint. */
-export const POLICY_SET_FEATURE = "dataplane-policy-set";
 
 export async function dataplanePolicySet(ctx: RouteContext, req: ApiRequest, mesh: string, name: string): Promise<ApiReply> {
   const waitMs = parseWaitMs(req.url.searchParams.get("wait"));

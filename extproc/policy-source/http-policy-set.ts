@@ -1,13 +1,12 @@
 // The embedded control plane's per-dataplane policy set (`GET /meshes/{mesh}/dataplanes/{name}/_policy-set`):
 // found through `features` in `GET /`, read instead of the full lists while the Dataplane the control plane
 // holds reads exactly as this sidecar's own (else its selection could miss a policy), long-polled on its ETag.
+import { POLICY_SET_FEATURE } from "../kuma-rest/features.js";
 import type { Resource } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
 import { dataplaneFromObject, type Dataplane } from "../policy/documents/dataplane.js";
 import { classify, type KumaClient, readLimited, SyncError, type SyncBudget } from "./kuma-client.js";
 
-/** The `GET /` feature the embedded control plane lists for this endpoint (control-plane/policy-set-routes.ts). */
-export const POLICY_SET_FEATURE = "dataplane-policy-set";
 
 /** The key of the set's ETag among the list ETags a sync returns. */
 export const POLICY_SET_WATCH = "_policy-set";
