@@ -6,6 +6,7 @@ import { benchClosePattern } from "./close-pattern.js";
 import { benchDrainBeforeAfter } from "./drain-before-after.js";
 import { benchDecisionLog, decisionLogOptions } from "./decision-log.js";
 import { benchControlPlaneScale, controlPlaneScaleNotes } from "./control-plane-scale.js";
+import { benchPolicySets, policySetsNotes } from "./control-plane-policy-sets.js";
 import { benchFootprint } from "./footprint.js";
 import { ensureH2load } from "./h2load.js";
 import { loadAvgNow, machineInfo } from "./machine.js";
@@ -45,7 +46,7 @@ const SWAP = quick ? { policies: 10_000, inFlight: 16, durationMs: 5000, swapAtM
 
 const THROUGH_ENVOY = quick ? { durationS: 2, warmupS: 0.5, reps: 1, rateDurationS: 2, rateReps: 1 } : { durationS: 3, warmupS: 1, reps: 3, rateDurationS: 4, rateReps: 2 };
 
-const CP_SCALE = { sidecars: [100, 1000], policies: 2000, durationS: quick ? 10 : 20, getsPerSecond: 20 };
+const CP_SCALE = { sidecars: [100, 1000], policies: 2000, durationS: quick ? 10 : 20, getsPerSecond: 20, writesPerSecond: 1 };
 
 const sections: Section[] = [];
 
@@ -133,6 +134,15 @@ if (cps) sections.push({
   notes: controlPlaneScaleNotes(CP_SCALE),
   tables: [{ header: cps.header, rows: cps.table }],
   rows: cps.rows,
+});
+
+const POLICY_SETS = { sidecars: 1000, policies: 10_000, selecting: 100, edits: quick ? 3 : 5, fullRereaders: quick ? 20 : 50 };
+const sets = runs("control-plane") ? (progress("control plane: per-dataplane policy sets"), await benchPolicySets(POLICY_SETS, progress)) : undefined;
+if (sets) sections.push({
+  title: "Control plane: one policy edit, per-dataplane sets beside full lists",
+  notes: policySetsNotes(POLICY_SETS),
+  tables: [{ header: sets.header, rows: sets.table }],
+  rows: sets.rows,
 });
 
 if (tp) sections.push({

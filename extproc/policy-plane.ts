@@ -183,7 +183,7 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
               requireValidFirstLoad: !config.allowInvalidPolicies,
               onFirstLoadRefused: (rejected) => readiness.set("policies", firstLoadRefusal(rejected)),
             })
-          : httpPolicySourceFromConfig(config, apply, log, registry, kuma.version)!;
+          : httpPolicySourceFromConfig(config, apply, log, registry, kuma.version, () => engine.dataplane)!;
         await source.start();
         if (stopped) return;
         if (config.dataplaneFile) {

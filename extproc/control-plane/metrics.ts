@@ -1,11 +1,12 @@
 // The control plane's own Prometheus registry (served at GET /metrics on its listener): long-poll waiters,
 // request latency by route template, dataplanes by state, and process metrics under meshext_control_plane_.
-import { Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES } from "../kuma-rest/resources.js";
 import { collectProcessMetrics } from "../process-metrics.js";
 import type { DataplaneRegistry, DataplaneState } from "./dataplanes.js";
 import type { ResourceStore } from "./store.js";
 import type { ChangeNotifier } from "./watch.js";
+import type { PolicySetIndex } from "./policy-sets.js";
 
 export const CONTROL_PLANE_METRIC_PREFIX = "meshext_control_plane_";
 
@@ -23,7 +24,7 @@ export interface ControlPlaneMetrics {
   startRequest(method: string, url: URL, headers: Record<string, string | string[] | undefined>): (status: number) => void;
 }
 
-export function createControlPlaneMetrics(sources: { notifier: ChangeNotifier; store: ResourceStore; dataplanes: DataplaneRegistry }): ControlPlaneMetrics {
+export function createControlPlaneMetrics(sources: { notifier: ChangeNotifier; store: ResourceStore; dataplanes: DataplaneRegistry; policySets?: PolicySetIndex }): ControlPlaneMetrics {
   const registry = new Registry();
   const kinds = [...ALL_TYPES, ...GLOBAL_TYPES].map((t) => t.kind);
   new Gauge({
@@ -34,6 +35,35 @@ export function createControlPlaneMetrics(sources: { notifier: ChangeNotifier; s
     collect() {
       const held = sources.notifier.waitersByKind();
       for (const kind of kinds) this.set({ collection_kind: kind }, held.get(kind) ?? 0);
+    },
+  });
+  let pageRendersSeen = 0;
+  new Counter({
+    name: `${CONTROL_PLANE_METRIC_PREFIX}list_page_renders_total`,
+    help: "List pages serialised: once per (collection, version, filter, page), however many clients (long-poll waiters included) receive it.",
+    registers: [registry],
+    collect() {
+      this.inc(sources.notifier.pageRenders - pageRendersSeen);
+      pageRendersSeen = sources.notifier.pageRenders;
+    },
+  });
+  new Gauge({
+    name: `${CONTROL_PLANE_METRIC_PREFIX}policy_set_waiters`,
+    help: "Per-dataplane policy-set requests held right now (If-None-Match + ?wait= on …/dataplanes/{name}/_policy-set).",
+    registers: [registry],
+    collect() {
+      this.set(sources.notifier.waitersByKind().get("_policy-set") ?? 0);
+    },
+  });
+  let setRendersSeen = 0;
+  new Counter({
+    name: `${CONTROL_PLANE_METRIC_PREFIX}policy_set_renders_total`,
+    help: "Per-dataplane policy sets rendered (GET …/dataplanes/{name}/_policy-set): once per change that reaches the set, however many requests read it.",
+    registers: [registry],
+    collect() {
+      const renders = sources.policySets?.renders ?? 0;
+      this.inc(renders - setRendersSeen);
+      setRendersSeen = renders;
     },
   });
   new Gauge({
@@ -72,7 +102,7 @@ function isLongPoll(url: URL, headers: Record<string, string | string[] | undefi
   return Boolean(url.searchParams.get("wait")) && headers["if-none-match"] !== undefined;
 }
 
-const MESH_SUBRESOURCES = new Set(["_heartbeat", "_rules"]);
+const MESH_SUBRESOURCES = new Set(["_heartbeat", "_rules", "_policy-set"]);
 
 /** The path as a bounded template (names and meshes replaced), "other" for anything outside the API's shapes. */
 export function routeTemplate(pathname: string): string {

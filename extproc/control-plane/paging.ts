@@ -15,6 +15,8 @@ export interface ListReply {
   status: number;
   headers?: Record<string, string>;
   body?: unknown;
+  /** The body already serialised (shared by every client of one page of one version). */
+  bytes?: Buffer;
 }
 
 /**
@@ -28,7 +30,7 @@ export async function listReply<T extends GlobalResource>(
   notifier: ChangeNotifier,
   collection: { kind: string; mesh?: string },
   items: () => T[],
-  view: (item: T) => T = (item) => item,
+  view?: (item: T) => T,
 ): Promise<ListReply> {
   const nameFilter = req.url.searchParams.get("name") ?? "";
   const waitMs = parseWaitMs(req.url.searchParams.get("wait"));
@@ -41,7 +43,12 @@ export async function listReply<T extends GlobalResource>(
     });
   const { view: rendering, notModified } = await renderWhenChanged(key, render, header(req, "if-none-match"), waitMs, notifier, req.abandoned);
   if (notModified) return { status: 304, headers: { etag: rendering.etag } };
-  return pageReply(req, rendering.items, { etag: rendering.etag }, view);
+  // A view (a Dataplane's live status) changes without a new version, so only view-less pages are shared.
+  if (view) return pageReply(req, rendering.items, { etag: rendering.etag }, view);
+  const { size, offset } = pageBounds(req.url);
+  const variant = `${nameFilter}\u0000${size}\u0000${offset}\u0000${header(req, "host") ?? ""}`;
+  const bytes = notifier.renderedPage(key, variant, () => pageReply(req, rendering.items).body);
+  return { status: 200, headers: { etag: rendering.etag }, bytes };
 }
 
 export function pageBounds(url: URL): { size: number; offset: number } {

@@ -2,6 +2,7 @@
 // and the store, registries and settings a route works on. routes.ts composes the routes; none imports it.
 import type { KumaVersion } from "../kuma-rest/kuma-version.js";
 import type { DataplaneRegistry } from "./dataplanes.js";
+import type { PolicySetIndex } from "./policy-sets.js";
 import type { BodyLimits } from "./safety.js";
 import type { ResourceStore } from "./store.js";
 import type { ChangeNotifier } from "./watch.js";
@@ -20,12 +21,16 @@ export interface ApiReply {
   status: number;
   headers?: Record<string, string>;
   body?: unknown;
+  /** The body already serialised as JSON (shared list pages); written as is instead of `body`. */
+  bytes?: Buffer;
 }
 
 export interface RouteContext {
   store: ResourceStore;
   dataplanes: DataplaneRegistry;
   notifier: ChangeNotifier;
+  /** Each Dataplane's own policy set (GET …/dataplanes/{name}/_policy-set). */
+  policySets: PolicySetIndex;
   token: string;
   limits: BodyLimits;
   /** meshext's own version (`version` in `GET /`). */

@@ -9,6 +9,8 @@ import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES, globalTypeByPlural, POLICY_TYP
 import { dryRunReply, isDryRun } from "./dry-run.js";
 import { dataplaneRules, policyDataplanes } from "./inspect-routes.js";
 import { proxyInspect } from "./inspect-proxy-routes.js";
+import { dataplanePolicySet } from "./policy-set-routes.js";
+import { POLICY_SET_FEATURE } from "../kuma-rest/features.js";
 import { validatePolicyObject } from "../policy/documents/parse.js";
 import { routeGlobal } from "./global-routes.js";
 import { ApiError, badRequest, invalidResource, methodNotAllowed, notFound, unauthorized } from "./problems.js";
@@ -51,6 +53,7 @@ export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiRepl
     }
     if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_heartbeat") return only(req, ["POST"], () => heartbeat(ctx, req, mesh, name));
     if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_rules") return only(req, ["GET"], () => dataplaneRules(ctx, mesh, name));
+    if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_policy-set") return only(req, ["GET"], () => dataplanePolicySet(ctx, req, mesh, name));
     const proxyView = type === DATAPLANE_TYPE ? proxyInspect(ctx, mesh, name, seg.slice(4)) : undefined;
     if (proxyView) return only(req, ["GET"], proxyView);
     if (seg.length === 6 && POLICY_TYPES.includes(type) && seg[4] === "_resources" && seg[5] === "dataplanes") {
@@ -95,6 +98,8 @@ function index(ctx: RouteContext) {
     clusterId: "",
     gui: "",
     tagline: "meshext embedded control plane",
+    // Not in Kuma's Index: what this control plane serves beyond Kuma's API (a sidecar uses it when listed).
+    features: [POLICY_SET_FEATURE],
   };
 }
 

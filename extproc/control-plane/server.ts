@@ -12,6 +12,7 @@ import { type ApiReply, route, type RouteContext } from "./routes.js";
 import { DEFAULT_BODY_LIMITS, readBodyLimited, type BodyLimits } from "./safety.js";
 import { ResourceStore } from "./store.js";
 import { ChangeNotifier } from "./watch.js";
+import { PolicySetIndex } from "./policy-sets.js";
 
 export interface ControlPlaneOptions {
   /** HOST:PORT to listen on; port 0 picks a free port. @default "127.0.0.1:5681" */
@@ -51,16 +52,19 @@ export async function startControlPlane(opts: ControlPlaneOptions, log: Logger):
     { offlineTimeoutMs: opts.offlineTimeoutMs ?? DEFAULT_OFFLINE_TIMEOUT_MS, offlineGcAgeMs: opts.offlineGcAgeMs ?? DEFAULT_OFFLINE_GC_AGE_MS },
     log,
   );
+  const kumaVersion = opts.kumaVersion ?? DEFAULT_KUMA_VERSION;
+  const policySets = new PolicySetIndex(store, notifier, kumaVersion);
   const ctx: RouteContext = {
     store,
     dataplanes,
     notifier,
+    policySets,
     token: opts.token ?? "",
     limits: { ...DEFAULT_BODY_LIMITS, ...opts.limits },
     version: opts.version ?? "0.1.0",
-    kumaVersion: opts.kumaVersion ?? DEFAULT_KUMA_VERSION,
+    kumaVersion,
   };
-  const metrics = createControlPlaneMetrics({ notifier, store, dataplanes });
+  const metrics = createControlPlaneMetrics({ notifier, store, dataplanes, policySets });
   const server = createServer((req, res) => void handle(ctx, metrics, log, req, res));
   server.keepAliveTimeout = 5000;
   server.requestTimeout = 120_000;
@@ -117,11 +121,11 @@ async function handle(ctx: RouteContext, metrics: ControlPlaneMetrics, log: Logg
   }
   if (res.destroyed) return;
   const headers: Record<string, string> = { ...reply.headers };
-  if (reply.body !== undefined) headers["content-type"] = "application/json";
+  if (reply.body !== undefined || reply.bytes) headers["content-type"] = "application/json";
   // A refused body may still be streaming in: close instead of reading the rest of a hostile upload.
   if (reply.status === 413) headers.connection = "close";
   res.writeHead(reply.status, headers);
-  res.end(reply.body === undefined ? undefined : JSON.stringify(reply.body, null, 2) + "\n");
+  res.end(reply.bytes ?? (reply.body === undefined ? undefined : JSON.stringify(reply.body, null, 2) + "\n"));
   observe(reply.status);
   log.debug({ method: req.method, path: url.pathname, status: reply.status }, "control-plane request");
 }

@@ -37,6 +37,15 @@ export function collectionKey(kind: string, mesh: string | undefined): string {
 /** Renderings of collection versions kept for sharing; a bound on what hostile `?name=` filters can pin. */
 const MAX_RENDERINGS = 1024;
 
+/** Most bytes of rendered pages kept for sharing (pages of up to 1 000 items, under many filters). */
+const MAX_RENDERED_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Waiters released per turn of the event loop when a collection changes: each answer is cheap (shared bytes),
+ * but a thousand of them in one turn would still hold a heartbeat or an unrelated GET behind them.
+ */
+export const WAKE_SLICE = 10;
+
 /**
  * Long-poll waiters and versions per collection. notify(kind, mesh) bumps that collection (and its kind's
  * every-mesh list) and wakes only their waiters; a renderer memoised with rendered() runs once per
@@ -46,7 +55,11 @@ export class ChangeNotifier {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly versions = new Map<string, number>();
   private readonly renderings = new Map<string, { version: number; value: unknown }>();
+  private readonly pages = new Map<string, { version: number; bytes: Buffer }>();
+  private pageBytes = 0;
   private closed = false;
+  /** Pages serialised so far (each (collection, version, filter, page) once): meshext_control_plane_list_page_renders_total. */
+  pageRenders = 0;
 
   /** A store write to `kind` in `mesh` (undefined for a global kind). */
   notify(kind: string, mesh?: string): void {
@@ -71,6 +84,33 @@ export class ChangeNotifier {
     const value = render();
     this.renderings.set(id, { version, value });
     return value;
+  }
+
+  /**
+   * The serialised reply body of one page of this version of the collection (`variant` tells apart filters,
+   * page bounds and the host its `next` link names): JSON.stringify runs once, every waiter sends the same bytes.
+   */
+  renderedPage(key: string, variant: string, render: () => unknown): Buffer {
+    const id = `${key}?${variant}`;
+    const version = this.version(key);
+    const hit = this.pages.get(id);
+    if (hit && hit.version === version) return hit.bytes;
+    const bytes = Buffer.from(JSON.stringify(render(), null, 2) + "\n");
+    this.pageRenders++;
+    if (hit) this.pageBytes -= hit.bytes.length;
+    if (this.pages.size >= MAX_RENDERINGS || this.pageBytes + bytes.length > MAX_RENDERED_BYTES) {
+      this.pages.clear();
+      this.pageBytes = 0;
+    }
+    this.pages.set(id, { version, bytes });
+    this.pageBytes += bytes.length;
+    return bytes;
+  }
+
+  /** Bumps collection `key` and wakes its waiters (for collections that are not one kind's list). */
+  touch(key: string): void {
+    this.versions.set(key, this.version(key) + 1);
+    this.wake(key);
   }
 
   /** Resolves at the next change of collection `key`, after timeoutMs, when `abandoned` resolves, or on close. */
@@ -112,11 +152,17 @@ export class ChangeNotifier {
     for (const key of [...this.waiters.keys()]) this.wake(key);
   }
 
+  /** Releases the waiters of `key`, WAKE_SLICE per turn of the event loop (requests that came meanwhile go first). */
   private wake(key: string): void {
     const woken = this.waiters.get(key);
     if (!woken) return;
     this.waiters.delete(key);
-    for (const done of woken) done();
+    const all = [...woken];
+    const release = (from: number) => {
+      for (const done of all.slice(from, from + WAKE_SLICE)) done();
+      if (from + WAKE_SLICE < all.length) setImmediate(release, from + WAKE_SLICE);
+    };
+    release(0);
   }
 }
 

@@ -13,8 +13,18 @@ import { createDataplaneClient, type DataplaneIdentity, type HttpDataplaneClient
 import { createHttpPolicySource, type HttpPolicySource } from "./http-source.js";
 import type { ApplyPolicies } from "./source.js";
 
-/** The HTTP policy source for `--control-plane` (undefined when the flag is empty). */
-export function httpPolicySourceFromConfig(config: SidecarConfig, apply: ApplyPolicies, log: Logger, registry: Registry, kumaVersion?: KumaVersion): HttpPolicySource | undefined {
+/**
+ * The HTTP policy source for `--control-plane` (undefined when the flag is empty); given `dataplane` (what the
+ * engine decides for), it reads the control plane's set for that Dataplane when one is served.
+ */
+export function httpPolicySourceFromConfig(
+  config: SidecarConfig,
+  apply: ApplyPolicies,
+  log: Logger,
+  registry: Registry,
+  kumaVersion?: KumaVersion,
+  dataplane?: () => Dataplane,
+): HttpPolicySource | undefined {
   if (!config.controlPlane) return undefined;
   return createHttpPolicySource({
     baseUrl: config.controlPlane,
@@ -25,6 +35,7 @@ export function httpPolicySourceFromConfig(config: SidecarConfig, apply: ApplyPo
     cacheFile: config.policyCacheFile,
     apply,
     kumaVersion,
+    dataplane,
     log,
     registry,
   });

@@ -4,6 +4,7 @@ import type { Logger } from "../log.js";
 import type { KumaVersion } from "../policy/model/kuma-version.js";
 import type { Backoff } from "./backoff.js";
 import type { ApplyPolicies } from "./source.js";
+import type { Dataplane } from "../policy/model/dataplane.js";
 
 export interface HttpPolicySourceOptions {
   /** Control plane REST API, e.g. http://127.0.0.1:5681 */
@@ -24,6 +25,8 @@ export interface HttpPolicySourceOptions {
   apply: ApplyPolicies;
   /** Whose validation rules decide which policies load. @default the engine default (2.14) */
   kumaVersion?: KumaVersion;
+  /** This sidecar's Dataplane; when given, the control plane's per-dataplane set is read if it offers one. */
+  dataplane?: () => Dataplane;
   log: Logger;
   registry: Registry;
   backoff?: Backoff;

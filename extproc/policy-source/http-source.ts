@@ -8,9 +8,11 @@ import type { Policy } from "../policy/documents/parse.js";
 import { Backoff, withJitter } from "./backoff.js";
 import { readPolicyCache, writePolicyCache } from "./cache-file.js";
 import { KumaClient, SyncError, syncBudget } from "./kuma-client.js";
-import { keepLastGoodBy, keptLastGoodFor, kindAndName, withFailClosedMeshes } from "./last-good.js";
+import { POLICY_SET_WATCH, PolicySetReader } from "./http-policy-set.js";
+import { keepLastGoodBy, kindAndName, withFailClosedMeshes } from "./last-good.js";
+import { reportRejected } from "./http-rejected.js";
 import { PolicySourceMetrics } from "./metrics.js";
-import { FETCHED_TYPES, isOptionalType, MAX_ITEM_DEPTH, nestsDeeperThan, validateFetched } from "./resource-set.js";
+import { FETCHED_TYPES, isOptionalType, MAX_ITEM_DEPTH, nestsDeeperThan, stripVolatile, validateFetched } from "./resource-set.js";
 import type { MeshResources } from "../policy/documents/resources.js";
 import type { PolicySource, RejectedPolicy } from "./source.js";
 import type { HttpPolicySourceOptions, SyncStatus } from "./http-source-options.js";
@@ -27,6 +29,10 @@ export class HttpPolicySource implements PolicySource {
   readonly status: SyncStatus = { halted: false, mode: "poll" };
   rejected: RejectedPolicy[] = [];
   private readonly client: KumaClient;
+  /** The control plane's set for this dataplane, when it serves one (the embedded control plane). */
+  private readonly sets: PolicySetReader | undefined;
+  /** While that set is offered but not usable yet (not registered), full-list rounds are this short (doubling). */
+  private probeWaitMs = 1000;
   private readonly metrics: PolicySourceMetrics;
   private readonly backoff: Backoff;
   private readonly log: Logger;
@@ -43,6 +49,8 @@ export class HttpPolicySource implements PolicySource {
 
   constructor(private readonly opts: HttpPolicySourceOptions) {
     this.client = new KumaClient({ baseUrl: opts.baseUrl, token: opts.token, mesh: opts.mesh, requestTimeoutMs: opts.requestTimeoutMs, maxListBytes: opts.maxListBytes });
+    const { baseUrl, mesh, requestTimeoutMs, dataplane, log } = opts;
+    this.sets = dataplane ? new PolicySetReader(this.client, { baseUrl, mesh, requestTimeoutMs, dataplane, log }) : undefined;
     this.metrics = new PolicySourceMetrics(opts.registry);
     this.backoff = opts.backoff ?? new Backoff();
     this.log = opts.log.child({ component: "policy-source", controlPlane: opts.baseUrl, mesh: opts.mesh });
@@ -92,6 +100,7 @@ export class HttpPolicySource implements PolicySource {
       const roundStartedMs = Date.now();
       const outcome = await this.watch(etags);
       await this.pace(Date.now() - roundStartedMs, outcome);
+      if (outcome === "unchanged" && this.sets?.pending && !etags.has(POLICY_SET_WATCH)) etags = (await this.readSet().catch(() => undefined)) ?? etags;
       if (outcome === "unchanged") continue;
       etags = undefined; // changed, unsupported or failed: list everything again
       if (outcome === "failed") await this.sleep(this.retryDelay());
@@ -117,6 +126,8 @@ export class HttpPolicySource implements PolicySource {
     try {
       // One byte and page budget for the whole sync: the lists are read in parallel, so a budget per list
       // would let one sync hold every kind's limit at once.
+      const set = await this.readSet();
+      if (set) return set;
       const budget = syncBudget(this.opts.maxListBytes);
       const read = FETCHED_TYPES.map(async (t) => ({ type: t, list: await this.client.listAll(t, this.inflight.signal, isOptionalType(t), budget) }));
       const lists = (await Promise.all(read)).filter((l) => !l.list.missing);
@@ -132,16 +143,29 @@ export class HttpPolicySource implements PolicySource {
     }
   }
 
-  /** Holds one long-poll per kind; the first change (or failure) cancels the others. */
+  /** This dataplane's own set, applied; its ETag to long-poll on, undefined when the full lists must be read. */
+  private async readSet(): Promise<Map<string, string> | undefined> {
+    const set = await this.sets?.read(this.inflight.signal, syncBudget(this.opts.maxListBytes));
+    if (!set) return undefined;
+    this.applyIfChanged(set.items);
+    this.recordSuccess();
+    this.status.mode = "long-poll";
+    return new Map([[POLICY_SET_WATCH, set.etag]]);
+  }
+
+  /** Holds one long-poll per kind (or one on this dataplane's set); the first change (or failure) cancels the others. */
   private async watch(etags: Map<string, string>): Promise<"changed" | "unchanged" | "failed"> {
     this.metrics.attempts.inc();
     const round = new AbortController();
     const signal = AbortSignal.any([round.signal, this.inflight.signal]);
-    const waitMs = this.opts.longPollWaitMs ?? 30_000;
+    let waitMs = this.opts.longPollWaitMs ?? 30_000;
+    if (this.sets?.pending && !etags.has(POLICY_SET_WATCH)) waitMs = Math.min(waitMs, (this.probeWaitMs *= 2) / 2);
+    const set = etags.get(POLICY_SET_WATCH);
+    const waits = set ? [() => this.sets!.waitForChange(set, waitMs, signal)] : FETCHED_TYPES.filter((t) => etags.has(t.plural)).map((t) => () => this.client.waitForChange(t, etags.get(t.plural)!, waitMs, signal));
     try {
       const results = await Promise.all(
-        FETCHED_TYPES.filter((t) => etags.has(t.plural)).map(async (t) => {
-          const r = await this.client.waitForChange(t, etags.get(t.plural)!, waitMs, signal);
+        waits.map(async (waitForChange) => {
+          const r = await waitForChange();
           if (r !== "unchanged") round.abort();
           return r;
         }),
@@ -202,20 +226,7 @@ export class HttpPolicySource implements PolicySource {
     const goodItems = new Map<string, Resource>();
     for (const item of [...fresh.good, ...kept.good]) goodItems.set(itemKey(item), item);
     const keptKeys = new Set(kept.good.map(itemKey));
-    this.rejected = refused.map((r) => {
-      const identified = r.kind !== undefined && r.name !== undefined;
-      return {
-        ...r,
-        ...(identified ? { source: `${this.opts.baseUrl}/meshes/${this.opts.mesh}/${r.kind}/${r.name}` } : {}),
-        keptLastGood: keptLastGoodFor(r, keptKeys),
-      };
-    });
-    for (const r of this.rejected) {
-      this.log.warn(
-        { kind: r.kind, name: r.name, keptLastGood: r.keptLastGood, violations: r.violations },
-        r.keptLastGood ? "rejected an invalid new version of a policy; its last good version stays in force" : "rejected an invalid resource from the control plane; the others apply",
-      );
-    }
+    this.rejected = reportRejected(refused, keptKeys, `${this.opts.baseUrl}/meshes/${this.opts.mesh}`, this.log);
     this.commit(policies, this.origin, refused.length, resources);
     this.inForceItems = goodItems;
     this.fingerprint = fingerprint;
@@ -282,19 +293,7 @@ export class HttpPolicySource implements PolicySource {
   private sleep(ms: number): Promise<void> {
     if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
+      const timer = setTimeout((this.wake = () => (clearTimeout(timer), resolve())), ms);
     });
   }
-}
-
-/** Timestamps alone do not make a new policy set (whether there is one does: a bare mesh is not a stored Mesh). */
-function stripVolatile(r: Resource): unknown {
-  if (!r || typeof r !== "object") return r;
-  const { creationTime, modificationTime: _m, ...rest } = r;
-  return creationTime === undefined ? rest : { ...rest, stored: true };
 }

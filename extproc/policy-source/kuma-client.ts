@@ -119,7 +119,8 @@ export class KumaClient {
     return res.headers.get("etag") === etag ? "unsupported" : "changed";
   }
 
-  private async request(url: URL, headers: Record<string, string>, timeoutMs: number, signal?: AbortSignal): Promise<Response> {
+  /** One GET with the token and a timeout; failures become SyncErrors (an abort by `signal` is rethrown). */
+  async request(url: URL, headers: Record<string, string>, timeoutMs: number, signal?: AbortSignal): Promise<Response> {
     const timeout = AbortSignal.timeout(timeoutMs);
     const all = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const auth: Record<string, string> = this.opts.token ? { authorization: `Bearer ${this.opts.token}` } : {};
@@ -134,7 +135,7 @@ export class KumaClient {
   }
 }
 
-function classify(res: Response, what: string): SyncError {
+export function classify(res: Response, what: string): SyncError {
   void res.body?.cancel().catch(() => {});
   const s = res.status;
   if (s === 401) return new SyncError("unauthorized", `${what}: 401 Unauthorized (check --control-plane-token)`);
@@ -145,7 +146,7 @@ function classify(res: Response, what: string): SyncError {
 }
 
 /** Reads a response body as text, failing as soon as it would take the list past its byte budget. */
-async function readLimited(res: Response, url: URL, budget: { left: number; limit: number }): Promise<string> {
+export async function readLimited(res: Response, url: URL, budget: { left: number; limit: number }): Promise<string> {
   const tooLarge = () =>
     new SyncError("bad_response", `${url.pathname}: list larger than ${budget.limit} bytes (raise --control-plane-max-list-bytes if the policies really are this big)`);
   if (Number(res.headers.get("content-length") ?? 0) > budget.left) {

@@ -89,3 +89,10 @@ function readResource(item: Resource, kind: string): { resource?: EngineResource
   const violations = kind === MESH_TYPE.kind ? meshViolations(item.name, item) : serviceResourceViolations(kind, item);
   return violations.length ? { violations } : resourceFromObject(item);
 }
+
+/** Timestamps alone do not make a new policy set (whether there is one does: a bare mesh is not a stored Mesh). */
+export function stripVolatile(r: Resource): unknown {
+  if (!r || typeof r !== "object") return r;
+  const { creationTime, modificationTime: _m, ...rest } = r;
+  return creationTime === undefined ? rest : { ...rest, stored: true };
+}

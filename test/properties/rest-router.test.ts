@@ -10,6 +10,7 @@ import { silentLogger } from "../../extproc/log.js";
 import { DataplaneRegistry } from "../../extproc/control-plane/dataplanes.js";
 import { ApiError } from "../../extproc/control-plane/problems.js";
 import { route, type RouteContext } from "../../extproc/control-plane/routes.js";
+import { PolicySetIndex } from "../../extproc/control-plane/policy-sets.js";
 import { DEFAULT_BODY_LIMITS } from "../../extproc/control-plane/safety.js";
 import { ResourceStore } from "../../extproc/control-plane/store.js";
 import { nameViolations } from "../../extproc/control-plane/validate.js";
@@ -27,7 +28,7 @@ async function context(t: import("ava").ExecutionContext): Promise<RouteContext>
     await store.flush();
     await dir.remove();
   });
-  return { store, dataplanes, notifier, token: "", limits: DEFAULT_BODY_LIMITS, version: "test", kumaVersion: DEFAULT_KUMA_VERSION };
+  return { store, dataplanes, notifier, policySets: new PolicySetIndex(store, notifier, DEFAULT_KUMA_VERSION), token: "", limits: DEFAULT_BODY_LIMITS, version: "test", kumaVersion: DEFAULT_KUMA_VERSION };
 }
 
 const never = new Promise<void>(() => {});

@@ -1,0 +1,23 @@
+// `GET /meshes/{mesh}/dataplanes/{name}/_policy-set`: one registered Dataplane's own policy set (policy-sets.ts),
+// with its ETag and the same `If-None-Match` + `?wait=` long-poll as the lists, woken only when that set changes.
+// Not a Kuma endpoint: the sidecar finds it in `GET /` (`features`) and otherwise reads the full lists.
+import { ApiError } from "./problems.js";
+import { header } from "./paging.js";
+import { policySetKey } from "./policy-sets.js";
+import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
+import { parseWaitMs, renderWhenChanged } from "./watch.js";
+
+
+export async function dataplanePolicySet(ctx: RouteContext, req: ApiRequest, mesh: string, name: string): Promise<ApiReply> {
+  const waitMs = parseWaitMs(req.url.searchParams.get("wait"));
+  if (!ctx.store.meshes().includes(mesh)) throw new ApiError(404, "Failed to retrieve Mesh", "Not found");
+  const render = () => {
+    const set = ctx.policySets.view(mesh, name);
+    if (!set) throw new ApiError(404, "Could not retrieve Dataplane", "Not found");
+    return set;
+  };
+  const key = policySetKey(mesh, name);
+  const { view, notModified } = await renderWhenChanged(key, render, header(req, "if-none-match"), waitMs, ctx.notifier, req.abandoned);
+  if (notModified) return { status: 304, headers: { etag: view.etag } };
+  return { status: 200, headers: { etag: view.etag }, bytes: view.bytes };
+}

@@ -1,0 +1,113 @@
+// The embedded control plane's per-dataplane policy set (`GET /meshes/{mesh}/dataplanes/{name}/_policy-set`):
+// found through `features` in `GET /`, read instead of the full lists while the Dataplane the control plane
+// holds reads exactly as this sidecar's own (else its selection could miss a policy), long-polled on its ETag.
+import { POLICY_SET_FEATURE } from "../kuma-rest/features.js";
+import type { Resource } from "../kuma-rest/resources.js";
+import type { Logger } from "../log.js";
+import { dataplaneFromObject, type Dataplane } from "../policy/documents/dataplane.js";
+import { classify, type KumaClient, readLimited, SyncError, type SyncBudget } from "./kuma-client.js";
+
+
+/** The key of the set's ETag among the list ETags a sync returns. */
+export const POLICY_SET_WATCH = "_policy-set";
+
+export interface PolicySetReaderOptions {
+  baseUrl: string;
+  mesh: string;
+  /** This sidecar's Dataplane as its engine decides for it. */
+  dataplane: () => Dataplane;
+  requestTimeoutMs?: number;
+  log: Logger;
+}
+
+/** The selection-relevant reading of a Dataplane, for comparing the control plane's with ours. */
+function identity(dp: Dataplane): string {
+  const sorted = (o: Readonly<Record<string, string>> | undefined) => Object.entries(o ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const inbounds = dp.inbounds.map((i) => [i.name, i.declaredName ?? null, i.port ?? null, sorted(i.tags)]);
+  return JSON.stringify([dp.mesh, dp.name, dp.proxyType, sorted(dp.labels), inbounds]);
+}
+
+export class PolicySetReader {
+  /** Whether `GET /` lists the feature; undefined until a root could be read. */
+  private offered: boolean | undefined;
+  private warnedMismatch = false;
+
+  constructor(
+    private readonly client: KumaClient,
+    private readonly opts: PolicySetReaderOptions,
+  ) {}
+
+  /** True while the control plane offers the endpoint but this sidecar cannot use it yet (not registered). */
+  get pending(): boolean {
+    return this.offered === true;
+  }
+
+  private url(): URL {
+    const dp = this.opts.dataplane();
+    return new URL(`${this.opts.baseUrl}/meshes/${encodeURIComponent(this.opts.mesh)}/dataplanes/${encodeURIComponent(dp.name)}/_policy-set`);
+  }
+
+  private async isOffered(signal: AbortSignal): Promise<boolean> {
+    if (this.offered !== undefined) return this.offered;
+    const res = await this.client.request(new URL(`${this.opts.baseUrl}/`), {}, this.timeoutMs(), signal);
+    if (res.status !== 200) {
+      await res.body?.cancel();
+      return (this.offered = false); // no Kuma API root here: a Kuma-compatible server with lists only
+    }
+    const root = (await res.json().catch(() => undefined)) as { features?: unknown } | undefined;
+    this.offered = Array.isArray(root?.features) && root.features.includes(POLICY_SET_FEATURE);
+    if (this.offered) this.opts.log.info("the control plane serves this dataplane's own policy set; reading it instead of the full lists");
+    return this.offered;
+  }
+
+  /**
+   * This dataplane's set (policies that select it, Mesh and service resources) and its ETag; undefined when the
+   * full lists must be read: the endpoint is not offered (a Kuma control plane), the Dataplane is not registered
+   * (yet), or it is registered as a Dataplane whose selection could differ from ours.
+   */
+  async read(signal: AbortSignal, budget: SyncBudget): Promise<{ items: Resource[]; etag: string } | undefined> {
+    if (!(await this.isOffered(signal))) return undefined;
+    const url = this.url();
+    const res = await this.client.request(url, {}, this.timeoutMs(), signal);
+    if (res.status === 404) {
+      await res.body?.cancel();
+      return undefined;
+    }
+    if (res.status !== 200) throw classify(res, `GET ${url.pathname}`);
+    const etag = res.headers.get("etag") ?? "";
+    let body: { dataplane?: unknown; items?: unknown };
+    try {
+      body = JSON.parse(await readLimited(res, url, budget)) as typeof body;
+    } catch (err) {
+      if (err instanceof SyncError) throw err;
+      throw new SyncError(err instanceof SyntaxError ? "bad_response" : "network", `${url.pathname}: could not read the policy set: ${(err as Error).message}`);
+    }
+    if (!body || !Array.isArray(body.items) || !etag) throw new SyncError("bad_response", `${url.pathname}: expected {dataplane, items} with an ETag`);
+    const served = dataplaneFromObject(body.dataplane).dataplane;
+    if (!served || identity(served) !== identity(this.opts.dataplane())) {
+      if (!this.warnedMismatch) {
+        this.warnedMismatch = true;
+        this.opts.log.warn("the control plane holds this Dataplane with other tags, labels or inbounds than the sidecar's own: reading the full lists");
+      }
+      return undefined;
+    }
+    this.warnedMismatch = false;
+    return { items: body.items as Resource[], etag };
+  }
+
+  /** Long-poll on the set: as KumaClient.waitForChange, "changed" also when the Dataplane went away (404). */
+  async waitForChange(etag: string, waitMs: number, signal: AbortSignal): Promise<"changed" | "unchanged" | "unsupported"> {
+    const url = this.url();
+    url.searchParams.set("wait", `${Math.round(waitMs)}ms`);
+    const res = await this.client.request(url, { "if-none-match": etag }, waitMs + this.timeoutMs(), signal);
+    await res.body?.cancel().catch(() => {});
+    if (res.status === 304) return "unchanged";
+    if (res.status === 404) return "changed";
+    if (res.status !== 200) throw classify(res, `GET ${url.pathname} (watch)`);
+    return res.headers.get("etag") === etag ? "unsupported" : "changed";
+  }
+
+  private timeoutMs(): number {
+    return this.opts.requestTimeoutMs ?? 10_000;
+  }
+}

@@ -1,0 +1,130 @@
+// The sidecar reads its own policy set from the embedded control plane: real sidecars A and B (their
+// --dataplane-file registered by themselves) against the real control plane; an edit to a policy selecting A
+// reaches A and leaves B's set untouched; decisions equal those of the full-list path; Kuma (no feature) → lists.
+import test from "ava";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { dataplaneFromObject } from "../../extproc/policy/documents/dataplane.js";
+import { PolicyEngine } from "../../extproc/policy/decide/engine.js";
+import type { MeshResources } from "../../extproc/policy/documents/resources.js";
+import type { Policy } from "../../extproc/policy/model/types.js";
+import { startTestSidecar } from "../helpers/sidecar-harness.js";
+import { call, controlPlaneFor, eventually } from "../control-plane/helpers.js";
+import { inboundFacts, sourceFor } from "./harness.js";
+import { startFakeKuma } from "./fake-kuma.js";
+
+const dpDoc = (name: string, service: string) => ({
+  type: "Dataplane",
+  mesh: "default",
+  name,
+  networking: { address: "127.0.0.1", inbound: [{ port: 8080, tags: { "kuma.io/service": service } }] },
+});
+
+const mtp = (name: string, service: string, allow: string) => ({
+  type: "MeshTrafficPermission",
+  mesh: "default",
+  name,
+  spec: {
+    targetRef: { kind: "MeshService", name: service },
+    from: [
+      { targetRef: { kind: "Mesh" }, default: { action: "Deny" } },
+      { targetRef: { kind: "MeshService", name: allow }, default: { action: "Allow" } },
+    ],
+  },
+});
+
+async function metric(base: string, name: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(" ")[1]) : NaN;
+}
+
+async function action(adminUrl: string, client: string): Promise<string> {
+  const r = await fetch(`${adminUrl}/explain`, { method: "POST", body: JSON.stringify({ client: { tags: { "kuma.io/service": client } } }) });
+  return ((await r.json()) as { decision: { explain: { action: string } } }).decision.explain.action;
+}
+
+test("policy set (sidecar) › an edit selecting A reaches A's sidecar and not B's; B's set version stays", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  for (const p of [mtp("on-a", "svc-a", "web"), mtp("on-b", "svc-b", "web")]) await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/${p.name}`, p);
+  const dir = mkdtempSync(join(tmpdir(), "meshext-policy-set-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const sidecars: Record<string, string> = {};
+  for (const [name, svc] of [["a", "svc-a"], ["b", "svc-b"]] as const) {
+    writeFileSync(join(dir, `${name}.json`), JSON.stringify(dpDoc(name, svc)));
+    const h = await startTestSidecar(["--control-plane", cp.url, "--dataplane-file", join(dir, `${name}.json`), "--mesh", "default"]);
+    t.teardown(() => h.stop());
+    sidecars[name] = h.adminUrl;
+  }
+  // given both sidecars registered and long-polling their own sets (not the lists)
+  t.true(await eventually(async () => (await metric(cp.url, "meshext_control_plane_policy_set_waiters")) === 2, 20_000), "both sidecars hold a policy-set long-poll");
+  t.is(await action(sidecars.a!, "web"), "allow");
+  t.is(await action(sidecars.a!, "orders"), "deny");
+  const versionB = await metric(sidecars.b!, "meshext_policy_set_version");
+  const etagB = (await call(cp.url, "GET", "/meshes/default/dataplanes/b/_policy-set")).headers.get("etag");
+  // when the policy selecting A now allows orders
+  t.is((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/on-a", mtp("on-a", "svc-a", "orders"))).status, 200);
+  // then A decides with it within a second
+  const putAt = Date.now();
+  t.true(await eventually(async () => (await action(sidecars.a!, "orders")) === "allow", 5000));
+  t.true(Date.now() - putAt < 1000, `A followed after ${Date.now() - putAt}ms`);
+  // and B was not woken: same set version in the sidecar, same ETag at the control plane, still long-polling
+  await new Promise((r) => setTimeout(r, 300));
+  t.is(await metric(sidecars.b!, "meshext_policy_set_version"), versionB);
+  t.is((await call(cp.url, "GET", "/meshes/default/dataplanes/b/_policy-set")).headers.get("etag"), etagB);
+  t.is(await action(sidecars.b!, "orders"), "deny");
+  t.is(await metric(cp.url, "meshext_control_plane_policy_set_waiters"), 2);
+});
+
+test("policy set (sidecar) › decisions from the per-dataplane set equal those from the full lists", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  const doc = dpDoc("a", "svc-a");
+  await call(cp.url, "PUT", "/meshes/default/dataplanes/a", doc);
+  const policies = [mtp("on-a", "svc-a", "web"), mtp("on-b", "svc-b", "orders"), { ...mtp("mesh-wide", "x", "ops"), spec: { targetRef: { kind: "Mesh" }, from: [{ targetRef: { kind: "MeshService", name: "ops" }, default: { action: "Allow" } }] } }];
+  for (const p of policies) await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/${p.name}`, p);
+  const dp = dataplaneFromObject(doc).dataplane!;
+  // given one source reading A's set and one reading the full lists, each feeding an engine for A
+  const engines = { set: new PolicyEngine({ dataplane: dp, trustKumaTagsHeader: true }), lists: new PolicyEngine({ dataplane: dp, trustKumaTagsHeader: true }) };
+  const applied = { set: [] as string[], lists: [] as string[] };
+  const feed = (which: "set" | "lists") => (p: Policy[], _origin: string, r?: MeshResources) => {
+    applied[which] = p.map((x) => x.name).sort();
+    engines[which].replace(p, r);
+  };
+  const perDp = sourceFor(cp.url, { dataplane: () => dp, apply: feed("set") });
+  const full = sourceFor(cp.url, { apply: feed("lists") });
+  t.teardown(async () => {
+    await perDp.source.stop();
+    await full.source.stop();
+  });
+  await perDp.source.start();
+  await full.source.start();
+  const clients = ["web", "orders", "ops", "intruder"];
+  const decisions = (e: PolicyEngine) => clients.map((c) => JSON.stringify(e.decide(inboundFacts(c))));
+  // then the set path applied fewer policies (on-b does not select A) and decides the same for every client
+  t.is(perDp.source.status.mode, "long-poll");
+  t.deepEqual(applied.set, ["mesh-wide", "on-a"]);
+  t.deepEqual(applied.lists, ["mesh-wide", "on-a", "on-b"]);
+  t.deepEqual(decisions(engines.set), decisions(engines.lists));
+  // and after an edit both follow to the same decisions
+  await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/on-a", mtp("on-a", "svc-a", "intruder"));
+  t.true(await eventually(() => engines.set.decide(inboundFacts("intruder")).type === "continue" && engines.lists.decide(inboundFacts("intruder")).type === "continue", 5000));
+  t.deepEqual(decisions(engines.set), decisions(engines.lists));
+});
+
+test("policy set (sidecar) › a control plane without the feature (Kuma) is read through its lists, asked once", async (t) => {
+  const kuma = await startFakeKuma(2);
+  kuma.items.set("meshtrafficpermissions", [mtp("on-a", "svc-a", "web")]);
+  const dp = dataplaneFromObject(dpDoc("a", "svc-a")).dataplane!;
+  const { source, names } = sourceFor(kuma.url, { dataplane: () => dp, pollIntervalMs: 100 });
+  t.teardown(async () => {
+    await source.stop();
+    await kuma.close();
+  });
+  await source.start();
+  t.deepEqual(names(), ["on-a"]);
+  kuma.items.set("meshtrafficpermissions", [mtp("on-a2", "svc-a", "web")]);
+  t.true(await eventually(() => names().join() === "on-a2", 3000));
+  t.is(kuma.requests.filter((r) => r === "GET /").length, 1, "the API root is asked once");
+  t.false(kuma.requests.some((r) => r.includes("_policy-set")));
+});
