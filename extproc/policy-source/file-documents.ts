@@ -17,8 +17,8 @@ export type DocItem = { key: string; policy?: Policy; warns?: true } | { resourc
 
 /**
  * What a read kept of each document, for the next read: one line per document, its text's digest, then a tab
- * and the policy key when the document was just one policy not held (most of a large mesh); the other
- * documents' items by document number.
+ * and the policy key when the document was just one policy not held (most of a large mesh; a third field `w`
+ * when it has deprecation warnings); the other documents' items by document number.
  */
 export interface DocumentIndex {
   lines: string;
@@ -73,7 +73,7 @@ export async function readByDocuments(job: DocumentJob): Promise<DocumentRead | 
       items = itemsOf(result, job.dataplane, job.kumaVersion, strings);
     }
     const single = items.length === 1 ? items[0]! : undefined;
-    if (single && "key" in single && !single.policy && !single.warns) lines.push(`${hash}\t${single.key}`);
+    if (single && "key" in single && !single.policy && !/[\t\n]/.test(single.key)) lines.push(`${hash}\t${single.key}${single.warns ? "\tw" : ""}`);
     else {
       lines.push(hash);
       index.items[n] = items;
@@ -133,7 +133,10 @@ function cachedDocuments(index: DocumentIndex | undefined): Map<string, DocItem[
     if (tab === -1) {
       const items = index.items[n];
       if (items) out.set(line, items);
-    } else out.set(line.slice(0, tab), [{ key: line.slice(tab + 1) }]);
+    } else {
+      const [hash, key, warns] = line.split("\t");
+      out.set(hash!, [{ key: key!, ...(warns ? { warns: true as const } : {}) }]);
+    }
   });
   return out;
 }

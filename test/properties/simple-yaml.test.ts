@@ -7,10 +7,10 @@ import { simpleYamlDocuments } from "../../extproc/policy/documents/simple-yaml.
 import { budget, yamlish } from "./budget.js";
 
 const KEYS = ["type", "name", "mesh", "spec", "from", "targetRef", "kind", "default", "action", "kuma.io/service", "a_b", "x-y", "true", "null", "1", "on"];
-const SCALARS = ["Allow", "Deny", "backend", "svc-1", "1ms", "10s", "5m", "1h", "0x1f", "0o7", "1e5", "1.5", ".inf", ".5", "007", "-1", "-0", "+1", "0", "42", "123456789012345678", "true", "True", "FALSE", "null", "~", "yes", "no", "a:b", "http://x/y", "a b", "a  b", "/api", "-x", "x-", "a---b", "[x]", "{}", "[]", "a,b", "", " x", "x ", "a: b", "a:", "#x", "a #b", "é", "1d", "2s3"];
+const SCALARS = ["Allow", "Deny", "backend", "svc-1", "1ms", "10s", "5m", "1h", "0x1f", "0o7", "1e5", "1.5", ".inf", ".5", "007", "-1", "-0", "+1", "0", "42", "123456789012345678", "true", "True", "FALSE", "null", "~", "yes", "no", "a:b", "http://x/y", "a b", "a  b", "/api", "-x", "x-", "a---b", "[x]", "{}", "[]", "a,b", "", " x", "x ", "a: b", "a:", "#x", "a #b", "é", "1d", "2s3", "'q'", '"q"', "it's", 'say "x"'];
 
 /** Scalars every one of which the fast path reads. */
-const PLAIN = ["Allow", "backend", "svc-1", "1ms", "10s", "a:b", "a b", "/api", 0, 42, -7, true, false, null, [], {}];
+const PLAIN = ["Allow", "backend", "svc-1", "1ms", "10s", "a:b", "a b", "/api", "1", "true", "null", "a: b", " x", "[x]", 0, 42, -7, true, false, null, [], {}];
 
 const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   node: fc.oneof({ depthSize: "small" }, tie("leaf"), tie("map"), tie("list")),

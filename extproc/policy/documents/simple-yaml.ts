@@ -1,11 +1,14 @@
 // A fast reader for the plain subset of YAML that generated and most hand-written policies use: block
-// mappings and sequences, plain one-line scalars, `---` between documents. Anything else (quotes, comments,
+// mappings and sequences, one-line scalars (plain, or quoted with nothing to unescape), `---` between documents.
+// Anything else (escapes, comments,
 // flow collections, block scalars, anchors, tags, directives, floats, odd indentation…) is "not simple" and
 // goes to the yaml library, so a text read here gives exactly what the library's toJS() gives
 // (test/properties/simple-yaml.test.ts checks this against the library on random texts).
 
 /** Characters that make a text not simple anywhere they appear. */
-const NOT_SIMPLE_CHAR = /[^\n\x20-\x7e]|[#"'&*!|>%@`\\?]/;
+const NOT_SIMPLE_CHAR = /[^\n\x20-\x7e]|[#&*!|>%@`\\?]/;
+/** A one-line quoted scalar with nothing to unescape: "…" with no `"`, or '…' with no `'`, inside. */
+const QUOTED = /^(?:"[^"]*"|'[^']*')$/;
 const KEY = /^[A-Za-z_][A-Za-z0-9_./-]*$/;
 const NOT_STRING_KEY = /^(?:[Nn]ull|NULL|[Tt]rue|TRUE|[Ff]alse|FALSE|__proto__)$/;
 const NULL = /^(?:~|[Nn]ull|NULL)$/;
@@ -170,6 +173,8 @@ class Reader {
 
 /** A plain one-line scalar as YAML 1.2's core schema resolves it; NotSimple for anything this subset leaves out. */
 function scalar(s: string): unknown {
+  if (QUOTED.test(s)) return s.slice(1, -1);
+  if (s.includes('"') || s.includes("'")) throw new NotSimple();
   if (s === "[]") return [];
   if (s === "{}") return {};
   if (s.startsWith(" ") || /[[\]{},]/.test(s) || s.includes(": ") || s.endsWith(":")) throw new NotSimple();
