@@ -79,3 +79,10 @@ test("simple-yaml › given a generated policy file, when read fast, then it is 
   const text = [doc, doc].map((d) => stringify(d)).join("---\n");
   t.deepEqual(simpleYamlDocuments(text), [doc, doc]);
 });
+
+test("simple-yaml › given nesting deeper than its bound (by indentation or by sequences at their key's indent), when read fast, then it declines", (t) => {
+  const byIndent = Array.from({ length: 40 }, (_, i) => `${" ".repeat(i * 2)}a:`).join("\n") + " x\n";
+  const atOneIndent = Array.from({ length: 40 }, (_, i) => `${" ".repeat(i * 2)}a:\n${" ".repeat(i * 2)}- b:`).join("\n");
+  t.is(simpleYamlDocuments(byIndent), undefined);
+  t.is(simpleYamlDocuments(atOneIndent), undefined);
+});

@@ -107,7 +107,6 @@ class Reader {
   constructor(private readonly lines: Line[]) {}
 
   node(indent: number, depth: number): unknown {
-    if (depth > MAX_DEPTH) throw new NotSimple();
     return isSeqItem(this.lines[this.at]!.rest) ? this.seq(indent, depth) : this.map(indent, depth);
   }
 
@@ -127,6 +126,7 @@ class Reader {
   }
 
   private map(indent: number, depth: number): Record<string, unknown> {
+    if (depth > MAX_DEPTH) throw new NotSimple(); // deep texts go to the library, which rejects them past its limit
     const out: Record<string, unknown> = {};
     for (let line = this.lines[this.at]; line && line.indent === indent; line = this.lines[this.at]) {
       if (isSeqItem(line.rest)) throw new NotSimple();
@@ -145,6 +145,7 @@ class Reader {
   }
 
   private seq(indent: number, depth: number): unknown[] {
+    if (depth > MAX_DEPTH) throw new NotSimple();
     const out: unknown[] = [];
     for (let line = this.lines[this.at]; line && line.indent === indent && isSeqItem(line.rest); line = this.lines[this.at]) {
       if (line.rest === "-") {
