@@ -11,7 +11,7 @@ import { ensureH2load } from "./h2load.js";
 import { loadAvgNow, machineInfo } from "./machine.js";
 import { memoryRows } from "./memory.js";
 import { benchPolicy } from "./policy.js";
-import { benchPolicyChange } from "./policy-change.js";
+import { benchPolicyChange, SETTLE_MS } from "./policy-change.js";
 import { IDLE_SETTLE_MS, IDLE_WINDOW_MS, pinningNote } from "./proc.js";
 import { consoleText, markdown, type Section, type Summary } from "./summary.js";
 import { benchSwap } from "./swap.js";
@@ -87,7 +87,7 @@ const pc = runs("change") ? await benchPolicyChange(CHANGE, progress) : undefine
 if (pc) sections.push({
   title: "3b. What one policy change costs a sidecar",
   notes: [
-    `bench/policy-change.ts: a sidecar (pinned, no load) follows a directory of ${CHANGE.policies} policies in files of 1 000, ${CHANGE.selecting} of them selecting it. One policy is edited (a label added; its file rewritten and renamed in) ${CHANGE.edits} times among those that select this dataplane and ${CHANGE.edits} times among those that do not (medians), then the whole set is replaced twice (every policy renamed and changed; median): the full reload every change cost before changes were applied incrementally, and the baseline of the ratios. Write → the "policy set in force" log line (150 ms debounce included); sidecar CPU = utime+stime from /proc from the write until that line (10 ms ticks).`,
+    `bench/policy-change.ts: a sidecar (pinned, no load) follows a directory of ${CHANGE.policies} policies in files of 1 000, ${CHANGE.selecting} of them selecting it; ${SETTLE_MS / 1000} s after it started, one policy is edited (a label added; its file rewritten and renamed in) ${CHANGE.edits} times among those that select this dataplane and ${CHANGE.edits} times among those that do not (medians), then the whole set is replaced twice (every policy renamed and changed; median): the full reload every change cost before changes were applied incrementally, and the baseline of the ratios. Write → the "policy set in force" log line (150 ms debounce included); sidecar CPU = utime+stime from /proc from the write until that line (10 ms ticks).`,
   ],
   tables: [],
   rows: pc,
