@@ -1,6 +1,6 @@
 // `npm run bench [-- --quick] [-- --out BENCHMARKS.md] [-- --only <section>]`: every benchmark, our figures next
 // to their baselines as ratios, goal verdicts; --out also writes the same tables as markdown; --only runs one
-// section, or several comma-separated (throughput, close, swap, wasm, through-envoy, policy, what-if, decision-log, footprint, drain; memory comes with throughput). Not part of `npm test`.
+// section, or several comma-separated (throughput, close, swap, change, wasm, through-envoy, policy, what-if, control-plane, decision-log, footprint, drain; memory comes with throughput). Not part of `npm test`.
 import { writeFileSync } from "node:fs";
 import { benchClosePattern } from "./close-pattern.js";
 import { benchDrainBeforeAfter } from "./drain-before-after.js";
@@ -12,6 +12,7 @@ import { ensureH2load } from "./h2load.js";
 import { loadAvgNow, machineInfo } from "./machine.js";
 import { memoryRows } from "./memory.js";
 import { benchPolicy } from "./policy.js";
+import { benchPolicyChange, SETTLE_MS } from "./policy-change.js";
 import { IDLE_SETTLE_MS, IDLE_WINDOW_MS, pinningNote } from "./proc.js";
 import { consoleText, markdown, type Section, type Summary } from "./summary.js";
 import { benchSwap } from "./swap.js";
@@ -81,6 +82,17 @@ if (sw) sections.push({
   ],
   tables: [],
   rows: sw.rows,
+});
+
+const CHANGE = { policies: 10_000, selecting: 100, edits: quick ? 3 : 7 };
+const pc = runs("change") ? await benchPolicyChange(CHANGE, progress) : undefined;
+if (pc) sections.push({
+  title: "3b. What one policy change costs a sidecar",
+  notes: [
+    `bench/policy-change.ts: a sidecar (pinned, no load) follows a directory of ${CHANGE.policies} policies in files of 1 000, ${CHANGE.selecting} of them selecting it; ${SETTLE_MS / 1000} s after it started, one policy is edited (a label added; its file rewritten and renamed in) ${CHANGE.edits} times among those that select this dataplane and ${CHANGE.edits} times among those that do not (medians), then the whole set is replaced twice (every policy renamed and changed; median): the full reload every change cost before changes were applied incrementally, and the baseline of the ratios. Write → the "policy set in force" log line (150 ms debounce included); sidecar CPU = utime+stime from /proc from the write until that line (10 ms ticks).`,
+  ],
+  tables: [],
+  rows: pc,
 });
 
 // Goal (wasm.ts): release size ≤ 24 KiB. The emulator ratios are printed without goal: section 4b measures the filter in Envoy.

@@ -40,6 +40,8 @@ export interface DirSourceOptions {
   watchDir?: (dir: string, onChange: () => void) => DirWatcher;
   /** Hold only validated policies that might select this dataplane (the others are dropped at load). @default hold all */
   selectFor?: () => Dataplane;
+  /** Parse only the changed documents of a changed file (false: every document of it, as a full reload). @default true */
+  incremental?: boolean;
   /** Changed bytes from which a scan parses in a worker thread instead of the main thread (Infinity: never). @default 512 KiB */
   workerMinBytes?: number;
   /** Whose validators decide what loads. @default the engine default (2.14) */
@@ -225,7 +227,8 @@ export class DirPolicySource implements PolicySource {
         next.set(file, prev);
         if (prev && prev.settled && prev.stamp === stamp) continue;
         changedBytes += Number(st.size);
-        jobs.push({ file, stamp, mtimeMs: Number(st.mtimeMs), ...(prev ? { prev: { digest: prev.digest, held: prev.held, resources: prev.resources } } : {}), ...(dataplane ? { dataplane } : {}), ...(this.opts.kumaVersion ? { kumaVersion: this.opts.kumaVersion } : {}) });
+        const documents = this.opts.incremental === false ? { byDocuments: false } : {};
+        jobs.push({ file, stamp, mtimeMs: Number(st.mtimeMs), ...documents, ...(prev ? { prev: { digest: prev.digest, held: prev.held, resources: prev.resources, documents: prev.documents } } : {}), ...(dataplane ? { dataplane } : {}), ...(this.opts.kumaVersion ? { kumaVersion: this.opts.kumaVersion } : {}) });
       } catch (err) {
         this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
         next.set(file, prev);
@@ -238,19 +241,24 @@ export class DirPolicySource implements PolicySource {
       this.opts.log?.warn({ err: outcomes.workerFailed, files: jobs.length }, "policy parse worker failed; parsing on the main thread");
       outcomes = await inProcess();
     }
+    let parsedDocuments = 0;
     jobs.forEach((job, i) => {
       const outcome = outcomes[i]!;
+      this.metrics?.filesRead.inc();
       const prev = next.get(job.file);
       if ("error" in outcome) this.opts.log?.warn({ err: outcome.error, file: job.file }, "cannot read policy file; keeping its previous policies");
       else if ("unchanged" in outcome) next.set(job.file, prev && { ...prev, ...outcome.unchanged });
       else {
         this.metrics?.rejectedTotal.inc(outcome.state.rejected.length);
+        this.metrics?.documentsParsed.inc(outcome.parsedDocuments);
+        parsedDocuments += outcome.parsedDocuments;
         for (const r of outcome.state.rejected) this.opts.log?.warn({ file: job.file, index: r.index, kind: r.kind, name: r.name, violations: r.violations }, "policy rejected");
         for (const w of outcome.warned) this.opts.log?.warn({ file: job.file, ...w }, "policy uses deprecated Kuma fields");
         if (outcome.warnedNotHeld > 0) this.opts.log?.info({ file: job.file, policies: outcome.warnedNotHeld }, "policies that cannot select this dataplane use deprecated Kuma fields (not listed)");
         next.set(job.file, outcome.state);
       }
     });
+    if (jobs.length > 0) this.opts.log?.info({ dir: this.opts.dir, files: jobs.length, documents: parsedDocuments }, "policy files read");
     return new Map([...next].filter((e): e is [string, FileState] => e[1] !== undefined));
   }
 }

@@ -11,6 +11,7 @@ import type { Resource } from "../policy/documents/resources.js";
 import { mightSelect } from "../policy/selection/select.js";
 import { policyKey, type Policy } from "../policy/model/types.js";
 import { keepLastGood, keepLastGoodBy, kindAndName, withFailClosedMeshes } from "./last-good.js";
+import { readByDocuments, type DocumentIndex } from "./file-documents.js";
 
 /** A read this long after a file's mtime saw its final content for that mtime (coarse-timestamp filesystems included). */
 const SETTLED_AFTER_WRITE_MS = 2000;
@@ -29,6 +30,8 @@ export interface FileState {
   /** `kind: Mesh` and service resources of the file (all held: `to[]` entries resolve against them). */
   resources: Resource[];
   rejected: Rejected[];
+  /** What the read kept of each document (a file in the plain YAML subset), so the next read parses only changed documents. */
+  documents?: DocumentIndex;
 }
 
 /** What a read needs: the file, its stat stamp, what was held before, and the dataplane to select for (none: hold all). */
@@ -36,8 +39,10 @@ export interface FileJob {
   file: string;
   stamp: string;
   mtimeMs: number;
-  prev?: { digest: string; held: Policy[]; resources?: Resource[] };
+  prev?: { digest: string; held: Policy[]; resources?: Resource[]; documents?: DocumentIndex };
   dataplane?: Dataplane;
+  /** Read a plain-YAML file document by document, reusing its unchanged documents (false: parse it whole). @default true */
+  byDocuments?: boolean;
   /** Whose validators and selection rules apply. @default the engine default (2.14) */
   kumaVersion?: KumaVersion;
 }
@@ -50,7 +55,7 @@ export interface Warned {
 }
 
 /** The new state, `unchanged` (same content; only stamp and settled are new), or the error that kept the file from being read. */
-export type FileOutcome = { state: FileState; warned: Warned[]; warnedNotHeld: number } | { unchanged: { stamp: string; settled: boolean } } | { error: string };
+export type FileOutcome = { state: FileState; warned: Warned[]; warnedNotHeld: number; parsedDocuments: number } | { unchanged: { stamp: string; settled: boolean } } | { error: string };
 
 export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): Promise<FileOutcome> {
   try {
@@ -59,7 +64,16 @@ export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): 
     const settled = readAtMs - job.mtimeMs > SETTLED_AFTER_WRITE_MS;
     const textDigest = digest(bytes);
     if (job.prev?.digest === textDigest) return { unchanged: { stamp: job.stamp, settled } };
-    const parsed = await parsePolicyTextAsync(bytes.toString("utf8"), job.file, pause, { kumaVersion: job.kumaVersion });
+    const text = bytes.toString("utf8");
+    const byDocuments = job.byDocuments !== false && await readByDocuments({ file: job.file, text, ...(job.prev ? { prev: job.prev } : {}), ...(job.dataplane ? { dataplane: job.dataplane } : {}), ...(job.kumaVersion ? { kumaVersion: job.kumaVersion } : {}), digest: documentDigest, pause });
+    if (byDocuments) {
+      const { held, dropped, resources, rejected, warnedNotHeld, index, parsed } = byDocuments;
+      const strings = new StringTable();
+      const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, dropped: strings.intern(dropped.join("\n")), droppedCount: dropped.length, resources, rejected, documents: index };
+      const warned = held.filter((p) => p.warnings.length > 0).map((p) => ({ kind: p.type, name: p.name, warnings: p.warnings }));
+      return { state, warned, warnedNotHeld, parsedDocuments: parsed };
+    }
+    const parsed = await parsePolicyTextAsync(text, job.file, pause, { kumaVersion: job.kumaVersion });
     const policies = dedupe(keepLastGood(parsed.policies, parsed.rejected, job.prev?.held)).policies;
     // Resources keep their last good versions too; a rejected Mesh with none counts as mTLS on.
     const resources = withFailClosedMeshes(keepLastGoodBy(parsed.resources, parsed.rejected, job.prev?.resources, (r) => kindAndName(r.kind, r.name)), parsed.rejected) as Resource[];
@@ -74,12 +88,17 @@ export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): 
     // not by every sidecar of the mesh; the others are counted.
     const warned = held.filter((p) => p.warnings.length > 0).map((p) => ({ kind: p.type, name: p.name, warnings: p.warnings }));
     const warnedNotHeld = policies.filter((p) => p.warnings.length > 0).length - warned.length;
-    return { state, warned, warnedNotHeld };
+    return { state, warned, warnedNotHeld, parsedDocuments: parsed.policies.length + parsed.resources.length + parsed.rejected.length };
   } catch (err) {
     return { error: (err as Error).message };
   }
 }
 
+
+/** A document's digest, to tell a changed document from an unchanged one (not a security boundary: sha1 is enough, and fast). */
+function documentDigest(text: string): string {
+  return createHash("sha1").update(text).digest("base64");
+}
 
 export function digest(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("base64");

@@ -38,6 +38,8 @@ export interface PolicyEngineOptions {
   log?: DecisionLog;
   /** Attach a DecisionAudit (client identity, matched policies) to every decision, for the decision log. @default false */
   audit?: boolean;
+  /** Reuse the plans of the set in force that a new set leaves unchanged (false: compile every plan anew). @default true */
+  reusePlans?: boolean;
 }
 
 export interface ReplaceResult {
@@ -124,7 +126,7 @@ export class PolicyEngine implements Decider {
    */
   replace(policies: readonly Policy[], resources: MeshResources = NO_RESOURCES, selection?: SelectionCounts): ReplaceResult {
     try {
-      const next = compile(policies, this.dp, this.version + 1, { kumaVersion: this.kumaVersionInForce, resources });
+      const next = compile(policies, this.dp, this.version + 1, { kumaVersion: this.kumaVersionInForce, resources, ...(this.opts.reusePlans === false ? {} : { previous: this.snapshot }) });
       this.version = next.version;
       this.snapshot = next;
       this.selection = selection;

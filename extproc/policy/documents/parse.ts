@@ -7,6 +7,7 @@ import { validatePolicyObject } from "./normalize.js";
 import { isResourceDocument, resourceFromObject, type Resource } from "./resources.js";
 import type { Policy, Violation } from "../model/types.js";
 import { boundedTokens, YAML_LIMITS, YamlLimitError, yamlLimitViolation } from "./yaml-limits.js";
+import { simpleYamlDocuments } from "./simple-yaml.js";
 
 export { validatePolicyObject };
 export type { Policy, Violation };
@@ -55,6 +56,12 @@ function* documentsOf(text: string): Generator<RawDocument> {
     yield { index: 0, violations: [{ field: "document", message: `text larger than ${PARSE_LIMITS.maxTextBytes} bytes` }] };
     return;
   }
+  // The plain subset most policies are written in is read without the library (same values, simple-yaml.ts).
+  const simple = simpleYamlDocuments(text);
+  if (simple) {
+    yield* expandAll(simple);
+    return;
+  }
   const tooComplex = yamlLimitViolation(text, PARSE_LIMITS);
   if (tooComplex) {
     yield { index: 0, violations: [{ field: "document", message: `text ${tooComplex}` }] };
@@ -91,6 +98,15 @@ function* documentsOf(text: string): Generator<RawDocument> {
   }
 }
 
+/** Documents' values as documentsOf yields them: expanded, numbered, at most PARSE_LIMITS.maxDocuments. */
+function* expandAll(values: readonly unknown[]): Generator<RawDocument> {
+  let index = 0;
+  for (const value of values) {
+    if (index >= PARSE_LIMITS.maxDocuments) return;
+    for (const v of expand(value)) yield { index: index++, value: v };
+  }
+}
+
 function expand(value: unknown): unknown[] {
   if (value === null || value === undefined) return [];
   if (Array.isArray(value)) return value;
@@ -102,6 +118,16 @@ function expand(value: unknown): unknown[] {
 export function parsePolicyText(text: string, source?: string, opts: ParseOptions = {}): ParseResult {
   const result: ParseResult = { policies: [], resources: [], rejected: [] };
   for (const doc of documentsOf(text)) addDocument(result, doc, source, opts);
+  return result;
+}
+
+/** parsePolicyText for a text in the plain subset (documents/simple-yaml.ts); undefined for any other text. */
+export function parseSimplePolicyText(text: string, source?: string, opts: ParseOptions = {}): ParseResult | undefined {
+  if (text.length > PARSE_LIMITS.maxTextBytes) return undefined;
+  const values = simpleYamlDocuments(text);
+  if (!values) return undefined;
+  const result: ParseResult = { policies: [], resources: [], rejected: [] };
+  for (const doc of expandAll(values)) addDocument(result, doc, source, opts);
   return result;
 }
 

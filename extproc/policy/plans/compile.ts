@@ -15,6 +15,7 @@ import { refResolvesTo, type Destination } from "./destinations.js";
 import { mergeRouteRules, routeTable, type RouteEntry, type RouteTable } from "./routes.js";
 import { POLICY_TYPES, type Policy, type PolicyType, type RouteToItem } from "../model/types.js";
 import { dedupe, routesOf } from "../selection/policy-set.js";
+import { reuseOrBuild } from "./reuse.js";
 
 export type FromKind = Exclude<PolicyType, "MeshHTTPRoute">;
 export const FROM_KINDS: readonly FromKind[] = POLICY_TYPES.filter((t): t is FromKind => t !== "MeshHTTPRoute");
@@ -73,9 +74,13 @@ export interface Snapshot {
 export interface CompileOptions {
   kumaVersion?: KumaVersion;
   resources?: MeshResources;
+  /** The snapshot in force: its plans whose inputs are unchanged are reused (plans/reuse.ts). */
+  previous?: Snapshot;
 }
 
 const MERGED_ROUTE_CACHE = 4096;
+/** Stands for "no rules plan" where reuseOrBuild needs an object. */
+const NO_RULES = {} as RulesPlan;
 
 export function compile(input: readonly Policy[], dataplane: Dataplane, version: number, opts: CompileOptions = {}): Snapshot {
   const kumaVersion = opts.kumaVersion ?? DEFAULT_KUMA_VERSION;
@@ -112,18 +117,22 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
       byKind.get(p.type)!.push(p);
     }
   }
+  // Plans of the previous snapshot can stand in only when it was compiled for this dataplane and version.
+  const prev = opts.previous?.dataplane === dataplane && opts.previous.kumaVersion === kumaVersion ? opts.previous : undefined;
   const inbounds = dataplane.inbounds.map((inbound, i) => {
     const noMtp: Explanation = { action: "allow", kind: "none", reason: `no MeshTrafficPermission selects inbound ${inbound.name}` };
     const plan: InboundPlan = { inbound, from: {}, rules: {}, noMtp };
+    const before = prev?.inbounds[i];
     for (const [kind, list] of perInbound[i]!) {
       const sorted = sortByPrecedence(list, traits);
-      const rules = traits.rulesKinds.has(kind) ? buildRulesPlan(kind, sorted, traits.ruleMatchExpansion) : undefined;
-      if (rules) plan.rules[kind] = rules;
-      else plan.from[kind] = buildFromPlan(kind, sorted, groupingOf(traits));
+      const rules = traits.rulesKinds.has(kind) ? reuseOrBuild(before?.rules[kind], sorted, () => buildRulesPlan(kind, sorted, traits.ruleMatchExpansion) ?? NO_RULES) : NO_RULES;
+      if (rules !== NO_RULES) plan.rules[kind] = rules;
+      else plan.from[kind] = reuseOrBuild(before?.from[kind], sorted, () => buildFromPlan(kind, sorted, groupingOf(traits)));
     }
     return plan;
   });
-  const outbound = outboundPlan(sortByPrecedence(routes, traits), traits, resources, dataplane.mesh);
+  const sortedRoutes = sortByPrecedence(routes, traits);
+  const outbound = reuseOrBuild(prev?.outbound, sortedRoutes, () => outboundPlan(sortedRoutes, traits, resources, dataplane.mesh), JSON.stringify([dataplane.mesh, resources]));
   const mtls = meshMtls(resources, dataplane.mesh);
   const snap: Snapshot = { version, dataplane, policies, inbounds, outbound, unselected, otherMesh, duplicates, kumaVersion, traits, resources, shadowed };
   if (mtls !== undefined) snap.mtls = mtls;

@@ -1,0 +1,103 @@
+// What one policy change costs a sidecar: a sidecar follows a directory of N policies (100 selecting it); one
+// policy that selects it is edited (its file rewritten), then one that does not; then the whole set is replaced
+// (every policy renamed and changed: today's full reload). Each: write → "policy set in force" and the
+// sidecar's CPU (utime+stime) from the write until then; the one-policy figures as ratios of the full reload's.
+import { writeFileSync, renameSync } from "node:fs";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { policyDoc, policyFiles, replacePolicyFiles } from "./policy-files.js";
+import { cpuMicros, sleep } from "./proc.js";
+import type { BenchRow } from "./report.js";
+import { startSidecarProc, type ServerProc } from "./servers.js";
+
+export interface PolicyChangeOptions {
+  policies: number;
+  selecting: number;
+  /** Repetitions of each one-policy edit (medians shown). */
+  edits: number;
+}
+
+const PER_FILE = 1000; // as bench/policy-files.ts splits a set
+/** Wait after the start before the first edit (the dir source reads a file again until 2 s after its write). */
+export const SETTLE_MS = 5000;
+
+interface Change {
+  ms: number;
+  cpuMs: number;
+}
+
+/**
+ * Waits for the next `msg` log line after the write ("policy set in force"; "policy files read" for an edit
+ * that changes nothing this dataplane holds, so nothing is put in force); CPU counted until the line was seen.
+ */
+async function measure(s: ServerProc, write: () => void, msg = "policy set in force"): Promise<Change> {
+  const before = s.lines.filter((l) => l.line.msg === msg).length;
+  await sleep(300); // the previous change's tail (debounce, logging) is over
+  const cpu0 = cpuMicros(s.pid);
+  const writeAt = Date.now();
+  write();
+  for (let waited = 0; waited < 120_000; waited += 5) {
+    const hit = s.lines.filter((l) => l.line.msg === msg).slice(before)[0];
+    if (hit) {
+      await sleep(50); // /proc ticks are 10 ms; anything after the swap is logging
+      return { ms: hit.at - writeAt, cpuMs: (cpuMicros(s.pid) - cpu0) / 1000 };
+    }
+    await sleep(5);
+  }
+  throw new Error("bench: policy change never came into force");
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+/** Rewrites file `f` of generation 0 with policy `i` given generation `gen` (one policy changed). */
+function editOne(dir: string, n: number, every: number, i: number, gen: number): void {
+  const f = Math.floor(i / PER_FILE);
+  const docs: string[] = [];
+  for (let j = f * PER_FILE; j < Math.min(n, (f + 1) * PER_FILE); j++) docs.push(stringify(j === i ? { ...policyDoc(j, 0, every), labels: { edit: String(gen) } } : policyDoc(j, 0, every)));
+  const tmp = join(dir, `.set-${f}.yaml.tmp`);
+  writeFileSync(tmp, docs.join("---\n"));
+  renameSync(tmp, join(dir, `set-${f}.yaml`));
+}
+
+export async function benchPolicyChange(o: PolicyChangeOptions, progress: (msg: string) => void): Promise<BenchRow[]> {
+  const every = Math.max(1, Math.floor(o.policies / o.selecting));
+  const s = await startSidecarProc({ policies: o.policies, selecting: o.selecting });
+  try {
+    const selected: Change[] = [];
+    const other: Change[] = [];
+    progress(`policy change: one of ${o.policies} policies edited, ${o.edits}× selecting and ${o.edits}× not`);
+    // A sidecar in its steady state: the start-up load's garbage collected, its files read well after their write.
+    await sleep(SETTLE_MS);
+    // Policy `every * 10` selects this dataplane (policy-files.ts), the one after it does not; each in its own file.
+    const [selecting, notSelecting] = [every * 10, every * 10 + 1 + PER_FILE];
+    for (let k = 1; k <= o.edits; k++) {
+      selected.push(await measure(s, () => editOne(s.dir!, o.policies, every, selecting, k)));
+      other.push(await measure(s, () => editOne(s.dir!, o.policies, every, notSelecting, k), "policy files read"));
+    }
+    progress(`policy change: the whole ${o.policies}-policy set replaced`);
+    const fulls: Change[] = [];
+    for (let g = 1; g <= 2; g++) {
+      const next = policyFiles(o.policies, g, o.selecting);
+      fulls.push(await measure(s, () => replacePolicyFiles(s.dir!, next)));
+    }
+    const full = { ms: median(fulls.map((c) => c.ms)), cpuMs: median(fulls.map((c) => c.cpuMs)) };
+    const row = (what: string, xs: Change[]): BenchRow[] => {
+      const c = { ms: median(xs.map((x) => x.ms)), cpuMs: median(xs.map((x) => x.cpuMs)) };
+      return [
+        { name: `${what}: sidecar CPU per change (vs the full reload's)`, value: c.cpuMs, unit: "ms", baseline: full.cpuMs, ratio: c.cpuMs / full.cpuMs, goal: "ratio ≤ 0.01" },
+        { name: `${what}: write → in force (vs the full reload's)`, value: c.ms, unit: "ms", baseline: full.ms, ratio: c.ms / full.ms },
+      ];
+    };
+    return [
+      ...row(`one policy selecting this dataplane edited, ${o.policies} policies`, selected),
+      ...row(`one policy not selecting it edited, ${o.policies} policies`, other),
+      { name: `full reload: all ${o.policies} policies replaced, write → in force (incl. 150 ms debounce)`, value: full.ms, unit: "ms", goal: "≤ 1000" },
+      { name: `full reload: sidecar CPU`, value: full.cpuMs, unit: "ms" },
+    ];
+  } finally {
+    await s.stop();
+  }
+}
