@@ -10,6 +10,18 @@ test("access › loopback peers: 127.0.0.0/8, ::1 and IPv4-mapped 127.x; nothing
   for (const a of ["10.0.0.1", "::ffff:10.0.0.1", "127.0.0.1.example", "1127.0.0.1", "::2", "", undefined]) t.false(isLoopbackPeer(a), String(a));
 });
 
+test("access › IPv6 addresses that end in ::1 but are not the loopback address are remote peers", (t) => {
+  // given link-local, documentation, unique-local and IPv4-compatible addresses whose text ends in "::1"
+  const remote = ["fe80::1", "fe80::1%eth0", "2001:db8::1", "fd00::1", "::ffff:10.0.0.1", "1::1", "::1:1", ":::1"];
+  // when the guard asks whether they are loopback; then none is, so a local route refuses them
+  for (const a of remote) {
+    t.false(isLoopbackPeer(a), a);
+    t.false(checkAccess("local", { remoteAddress: a, authorization: undefined }, "").allowed, a);
+  }
+  // while ::1 itself stays loopback
+  t.true(checkAccess("local", { remoteAddress: "::1", authorization: undefined }, "").allowed);
+});
+
 test("access › the token must match exactly, as a Bearer credential", (t) => {
   t.true(hasAdminToken("Bearer abc123", "abc123"));
   t.true(hasAdminToken("bearer   abc123", "abc123"));
