@@ -34,6 +34,12 @@ test("access › public answers anyone; local refuses a remote peer without the 
   const refused = checkAccess("local", { remoteAddress: "10.0.0.9", authorization: undefined }, "");
   t.false(refused.allowed);
   t.true(checkAccess("local", { remoteAddress: "10.0.0.9", authorization: "Bearer t" }, "t").allowed);
+  // and the refusal says what would open the route: the token when one is set, else only loopback
+  t.deepEqual(refused, { allowed: false, reason: "this endpoint answers only on loopback (no --admin-token is set)" });
+  t.deepEqual(checkAccess("local", { remoteAddress: "10.0.0.9", authorization: "Bearer wrong" }, "t"), {
+    allowed: false,
+    reason: "this endpoint answers only on loopback or with the admin token (Authorization: Bearer …)",
+  });
 });
 
 test("access › a route registered without an access is local, and listed as such", (t) => {
