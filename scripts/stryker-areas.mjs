@@ -4,7 +4,7 @@
 export const STRYKER_AREAS = {
   admin: {
     mutate: ["extproc/admin/**/*.ts"],
-    tests: ["test/admin/access.test.ts", "test/drain/install.test.ts"],
+    tests: ["test/admin/access.test.ts", "test/admin/server.test.ts"],
   },
   "decision-log": {
     mutate: ["extproc/decision-log/**/*.ts"],

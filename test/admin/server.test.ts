@@ -2,10 +2,11 @@
 // failures as 500 JSON, what a handler is handed, the public /metrics and /ready, and close() cutting idle peers.
 import test, { type ExecutionContext } from "ava";
 import { connect } from "node:net";
+import { Writable } from "node:stream";
 import { Registry } from "prom-client";
 import { registerBasicRoutes } from "../../extproc/admin/routes.js";
 import { ADMIN_MAX_BODY_BYTES, AdminServer, json, type AdminRequest } from "../../extproc/admin/server.js";
-import { silentLogger } from "../../extproc/log.js";
+import { createLogger, silentLogger } from "../../extproc/log.js";
 import { Readiness } from "../../extproc/readiness.js";
 
 async function serve(t: ExecutionContext, setup: (admin: AdminServer) => void): Promise<{ base: string; admin: AdminServer; port: number }> {
@@ -121,4 +122,64 @@ test("admin server › close() cuts a peer that connected and never sent a reque
   t.true(tookMs >= 150, `close took ${tookMs}ms`);
   await ended;
   t.true(socket.destroyed);
+});
+
+/** A logger whose JSON lines are kept in `lines`. */
+function recordingLogger(): { log: ReturnType<typeof createLogger>; lines: () => Array<Record<string, unknown>> } {
+  let text = "";
+  const sink = new Writable({ write: (chunk, _enc, done) => ((text += chunk.toString()), done()) });
+  return { log: createLogger("info", sink), lines: () => text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+test("admin server › a failing handler is logged as an error with its path", async (t) => {
+  const { log, lines } = recordingLogger();
+  const admin = new AdminServer(log);
+  admin.route("GET", "/throws", () => {
+    throw new Error("boom");
+  });
+  const { port } = await admin.listen("127.0.0.1:0");
+  t.teardown(() => admin.close(50));
+  t.is((await fetch(`http://127.0.0.1:${port}/throws?x=1`)).status, 500);
+  const line = lines().find((l) => l.msg === "admin handler failed");
+  t.is(line?.path, "/throws");
+  t.regex(JSON.stringify(line?.err), /boom/);
+});
+
+test("admin server › listening on a port in use rejects instead of hanging", async (t) => {
+  const { port } = await serve(t, () => {});
+  const second = new AdminServer(silentLogger());
+  await t.throwsAsync(second.listen(`127.0.0.1:${port}`), { message: /EADDRINUSE/ });
+});
+
+test("admin server › close() ends idle keep-alive connections at once, without waiting for the grace", async (t) => {
+  const admin = new AdminServer(silentLogger());
+  admin.route("GET", "/x", () => json(200, {}));
+  const { port } = await admin.listen("127.0.0.1:0");
+  // given a keep-alive connection that has had its answer and sits idle
+  const socket = connect(port, "127.0.0.1");
+  await new Promise((r) => socket.once("connect", r));
+  const answered = new Promise((r) => socket.once("data", r));
+  socket.write("GET /x HTTP/1.1\r\nHost: a\r\nConnection: keep-alive\r\n\r\n");
+  await answered;
+  const ended = new Promise((r) => socket.once("close", r));
+  // when the server closes with a long grace
+  const started = Date.now();
+  await admin.close(10_000);
+  await ended;
+  // then the idle connection was closed right away
+  t.true(Date.now() - started < 5000, `close took ${Date.now() - started}ms`);
+});
+
+test("admin server › closeAllConnections() ends a request held open by its handler", async (t) => {
+  let arrived!: () => void;
+  const inHandler = new Promise<void>((r) => (arrived = r));
+  const { base, admin } = await serve(t, (a) => a.route("GET", "/hold", (req) => (arrived(), req.closed.then(() => json(200, {})))));
+  const held = fetch(`${base}/hold`).then(
+    () => "answered",
+    () => "cut",
+  );
+  // once the handler holds the request
+  await inHandler;
+  admin.closeAllConnections();
+  t.is(await held, "cut");
 });
