@@ -6,7 +6,7 @@ import { AdminServer, json } from "../../extproc/admin/server.js";
 import { silentLogger } from "../../extproc/log.js";
 
 test("access › loopback peers: 127.0.0.0/8, ::1 and IPv4-mapped 127.x; nothing else", (t) => {
-  for (const a of ["127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1"]) t.true(isLoopbackPeer(a), a);
+  for (const a of ["127.0.0.1", "127.1.2.3", "127.10.200.30", "127.255.255.254", "::1", "::ffff:127.0.0.1", "::ffff:127.20.30.40"]) t.true(isLoopbackPeer(a), a);
   for (const a of ["10.0.0.1", "::ffff:10.0.0.1", "127.0.0.1.example", "1127.0.0.1", "::2", "", undefined]) t.false(isLoopbackPeer(a), String(a));
 });
 
@@ -25,7 +25,8 @@ test("access › IPv6 addresses that end in ::1 but are not the loopback address
 test("access › the token must match exactly, as a Bearer credential", (t) => {
   t.true(hasAdminToken("Bearer abc123", "abc123"));
   t.true(hasAdminToken("bearer   abc123", "abc123"));
-  for (const h of ["Bearer abc12", "Bearer abc1234", "abc123", "Basic abc123", "", undefined]) t.false(hasAdminToken(h, "abc123"), String(h));
+  t.true(hasAdminToken("  Bearer abc123  ", "abc123"), "surrounding spaces are not part of the token");
+  for (const h of ["Bearer abc12", "Bearer abc1234", "abc123", "Basic abc123", "xBearer abc123", "Basic Bearer abc123", "Bearer abc123\nx", "", undefined]) t.false(hasAdminToken(h, "abc123"), String(h));
   t.false(hasAdminToken("Bearer ", ""), "no token configured opens nothing");
 });
 

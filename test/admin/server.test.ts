@@ -8,6 +8,8 @@ import { registerBasicRoutes } from "../../extproc/admin/routes.js";
 import { ADMIN_MAX_BODY_BYTES, AdminServer, json, type AdminRequest } from "../../extproc/admin/server.js";
 import { createLogger, silentLogger } from "../../extproc/log.js";
 import { Readiness } from "../../extproc/readiness.js";
+import { eventually } from "../control-plane/helpers.js";
+import { networkInterfaces } from "node:os";
 
 async function serve(t: ExecutionContext, setup: (admin: AdminServer) => void): Promise<{ base: string; admin: AdminServer; port: number }> {
   const admin = new AdminServer(silentLogger());
@@ -173,7 +175,8 @@ test("admin server › close() ends idle keep-alive connections at once, without
 test("admin server › closeAllConnections() ends a request held open by its handler", async (t) => {
   let arrived!: () => void;
   const inHandler = new Promise<void>((r) => (arrived = r));
-  const { base, admin } = await serve(t, (a) => a.route("GET", "/hold", (req) => (arrived(), req.closed.then(() => json(200, {})))));
+  let sawClosed = false;
+  const { base, admin } = await serve(t, (a) => a.route("GET", "/hold", (req) => (arrived(), req.closed.then(() => ((sawClosed = true), json(200, {}))))));
   const held = fetch(`${base}/hold`).then(
     () => "answered",
     () => "cut",
@@ -182,4 +185,41 @@ test("admin server › closeAllConnections() ends a request held open by its han
   await inHandler;
   admin.closeAllConnections();
   t.is(await held, "cut");
+  // and the handler's `closed` resolved: it learns that its caller went away
+  t.true(await eventually(() => sawClosed), "req.closed resolved");
+});
+
+/** A non-loopback IPv4 address of this host, to be a remote peer of our own server. */
+function hostAddress(): string | undefined {
+  return Object.values(networkInterfaces()).flat().find((i) => i && i.family === "IPv4" && !i.internal)?.address;
+}
+
+test("admin server › a local route refuses a non-loopback peer with 403 and the reason, logged; the admin token opens it", async (t) => {
+  const address = hostAddress();
+  if (!address) {
+    t.log("no non-loopback IPv4 address on this host: the remote-peer case cannot be made");
+    t.pass("skipped (printed above)");
+    return;
+  }
+  const { log, lines } = recordingLogger();
+  const admin = new AdminServer(log, { adminToken: "s3cret" });
+  let ran = 0;
+  admin.route("POST", "/drain", () => (ran++, json(202, {})));
+  const { port } = await admin.listen("0.0.0.0:0");
+  t.teardown(() => admin.close(50));
+  // given a peer on the host's own address (not loopback)
+  const url = `http://${address}:${port}/drain`;
+  // when it calls without the token (and with a body); then 403 with the reason, logged with the peer
+  const refused = await fetch(url, { method: "POST", body: "x".repeat(1000) });
+  t.is(refused.status, 403);
+  t.deepEqual(await refused.json(), { error: "this endpoint answers only on loopback or with the admin token (Authorization: Bearer …)" });
+  const warn = lines().find((l) => l.msg === "admin request refused: not loopback and no admin token");
+  t.like(warn, { path: "/drain", method: "POST", peer: address });
+  // and with a wrong token the same; with the right one the handler runs
+  t.is((await fetch(url, { method: "POST", headers: { authorization: "Bearer nope" } })).status, 403);
+  t.is(ran, 0);
+  t.is((await fetch(url, { method: "POST", headers: { authorization: "Bearer s3cret" } })).status, 202);
+  t.is(ran, 1);
+  // and loopback needs no token
+  t.is((await fetch(`http://127.0.0.1:${port}/drain`, { method: "POST" })).status, 202);
 });
