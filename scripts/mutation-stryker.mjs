@@ -154,7 +154,7 @@ function writeSummary(results) {
     "mutators over each area's sources, its command runner running the area's test files (scripts/stryker-areas.mjs) per",
     "mutant. Killed includes timeouts; equivalent mutants are listed with a reason in scripts/stryker-equivalents.json and",
     "left out of the score. The command runner has no per-test coverage, so no mutant is reported as \"no coverage\".",
-    `Rows are updated per area; the latest run: commit ${commit}, Node ${process.version}, ${new Date().toISOString()}.`,
+    `Rows are updated per area; last written at commit ${commit} (HEAD when the run ended), Node ${process.version}, ${new Date().toISOString()}.`,
     "",
     "| area | mutants | killed | survived | no coverage | equivalent | score | s | run |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",

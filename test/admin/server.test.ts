@@ -184,7 +184,7 @@ test("admin server › closeAllConnections() ends a request held open by its han
   // once the handler holds the request
   await inHandler;
   admin.closeAllConnections();
-  t.is(await held, "cut");
+  t.is(await Promise.race([held, new Promise((r) => setTimeout(() => r("still held after 10 s"), 10_000))]), "cut");
   // and the handler's `closed` resolved: it learns that its caller went away
   t.true(await eventually(() => sawClosed), "req.closed resolved");
 });
@@ -222,4 +222,12 @@ test("admin server › a local route refuses a non-loopback peer with 403 and th
   t.is(ran, 1);
   // and loopback needs no token
   t.is((await fetch(`http://127.0.0.1:${port}/drain`, { method: "POST" })).status, 202);
+  // and a server without a token opens to no Bearer credential at all
+  const open = new AdminServer(silentLogger());
+  open.route("POST", "/drain", () => json(202, {}));
+  const other = await open.listen("0.0.0.0:0");
+  t.teardown(() => open.close(50));
+  for (const authorization of ["Bearer ", "Bearer s3cret", "Bearer Stryker was here!"]) {
+    t.is((await fetch(`http://${address}:${other.port}/drain`, { method: "POST", headers: { authorization } })).status, 403, authorization);
+  }
 });
