@@ -5,7 +5,9 @@
 //   --out FILE   where to record the result (default MUTATION.md for a full run)
 // Needs a built dist/ (npm run mutation builds it first). Not part of CI.
 //
-// Why a listed set and not StrykerJS (@stryker-mutator/core 10.1.1): there is no maintained ava runner, so
+// StrykerJS gives the independent score (npm run mutation:stryker, scripts/mutation-stryker.mjs); this list stays
+// for the wasm filter and the cases Stryker's mutators cannot express. Why a list at all: there is no maintained
+// ava runner for Stryker, so
 // Stryker would use its command runner, which runs the whole command for every mutant without knowing
 // which tests cover it; over this core it generates hundreds of mutants, each costing an ava start plus
 // every test file. Named mutations, each with the test files of its area, keep a run near ten minutes on
@@ -181,6 +183,10 @@ function report(results, startedAt) {
     ...results.map((r) => `| ${cell(r.name)} | ${r.file} | ${r.group} | ${r.status} | ${cell(r.detail)} | ${r.seconds.toFixed(1)} |`),
     "",
   ];
+  // The StrykerJS table (npm run mutation:stryker) lives in the same file between its markers: keep it.
+  const previous = existsSync(resolve(ROOT, outFile)) ? readFileSync(resolve(ROOT, outFile), "utf8") : "";
+  const [begin, end] = ["<!-- stryker:begin -->", "<!-- stryker:end -->"];
+  if (previous.includes(begin) && previous.includes(end)) lines.push(previous.slice(previous.indexOf(begin), previous.indexOf(end) + end.length), "");
   writeFileSync(resolve(ROOT, outFile), lines.join("\n"));
   console.log(`recorded in ${outFile}`);
 }

@@ -34,7 +34,7 @@ test("dataplanes › a dataplane that stops heartbeating turns offline; a heartb
     await dir.remove();
   });
   await call(cp.url, "PUT", DP, dataplane("backend-1"));
-  t.true(await eventually(async () => (await call(cp.url, "GET", DP)).body.status.state === "offline", 10_000));
+  t.true(await eventually(async () => (await call(cp.url, "GET", DP)).body.status.state === "offline"));
   const back = await call(cp.url, "POST", `${DP}/_heartbeat`, {});
   t.is(back.body.status.state, "online");
 });
@@ -76,9 +76,9 @@ test("dataplanes › an offline dataplane stays offline across a restart; an onl
     await dir.remove();
   });
   await call(cp.url, "PUT", DP, dataplane("backend-1"));
-  t.true(await eventually(async () => (await call(cp.url, "GET", DP)).body.status.state === "offline", 5000));
+  t.true(await eventually(async () => (await call(cp.url, "GET", DP)).body.status.state === "offline"));
   const file = join(dir.path, "meshes", "default", "dataplanes", "backend-1.yaml");
-  t.true(await eventually(async () => (await readFile(file, "utf8")).includes("state: offline"), 10_000), "the sweep persisted the transition");
+  t.true(await eventually(async () => (await readFile(file, "utf8")).includes("state: offline")), "the sweep persisted the transition");
   await cp.stop();
   cp = await startTestControlPlane(dir.path, { offlineTimeoutMs: 60_000 });
   t.is((await call(cp.url, "GET", DP)).body.status.state, "offline");

@@ -55,7 +55,7 @@ export function dataplane(name: string, service = "backend", mesh = "default") {
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `check` until it returns true or the time runs out. */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000, stepMs = 25): Promise<boolean> {
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 20_000, stepMs = 25): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return true;

@@ -91,6 +91,34 @@ test("drain › the deadline holds when requests never finish", async (t) => {
   t.is(drain.snapshot().inflightAtExit, 2);
 });
 
+test("drain › the minimum drain time counts from the drain's start, not from the end of slow pre-wait steps", async (t) => {
+  // given Envoy's /healthcheck/fail and the control plane's "draining" each hang for the whole call timeout
+  // (2000ms each), so the wait only begins 4000ms after the signal, with nothing in flight
+  const { clock, rec, drain, result } = setup({ drainMinMs: 5000, drainTimeMs: 30_000 });
+  rec.hang.add("failEnvoyHealthchecks");
+  rec.hang.add("markDraining");
+  // when the drain starts
+  drain.signal("SIGTERM");
+  await clock.advance(60_000);
+  // then the wait began at 4000ms, and in-flight is first read at 5000ms: the minimum from the start
+  t.is(rec.at("markDraining"), 2000);
+  t.is(rec.at("readInflight"), 5000, "not 4000 + 5000");
+  t.is(rec.at("deregister"), 5000, "the drain leaves at the minimum, with nothing in flight");
+  t.deepEqual(result(), { exitCode: 0, forced: false });
+});
+
+test("drain › pre-wait steps slower than the minimum drain time: in-flight is read as soon as the wait begins", async (t) => {
+  // given a 1000ms minimum and two pre-wait steps hanging 2000ms each
+  const { clock, rec, drain } = setup({ drainMinMs: 1000 });
+  rec.hang.add("failEnvoyHealthchecks");
+  rec.hang.add("markDraining");
+  drain.signal("SIGTERM");
+  await clock.advance(60_000);
+  // then the minimum has long passed when the wait begins at 4000ms: no further sleep before the first read
+  t.is(rec.at("readInflight"), 4000);
+  t.is(rec.at("deregister"), 4000);
+});
+
 test("drain › the deadline holds when Envoy and the control plane never answer", async (t) => {
   const { clock, rec, drain, result, doneAtMs } = setup();
   for (const name of ["failEnvoyHealthchecks", "markDraining", "readInflight", "deregister"] as const) rec.hang.add(name);

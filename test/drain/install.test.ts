@@ -9,6 +9,7 @@ import { installDrain, type DrainSettings } from "../../extproc/drain/install.js
 import { silentLogger } from "../../extproc/log.js";
 import { Readiness } from "../../extproc/readiness.js";
 import { FakeEnvoyAdmin } from "../helpers/fake-envoy-admin.js";
+import { eventually } from "../control-plane/helpers.js";
 
 const SETTINGS: Omit<DrainSettings, "envoyAdmin"> = {
   inboundStatPrefix: "inbound",
@@ -153,22 +154,27 @@ test("drain › metrics show draining, duration and in-flight at exit", async (t
   const { envoy, drain, registry } = await setup(t);
   t.regex(await registry.metrics(), /^meshext_sidecar_draining 0$/m);
   envoy.downstreamRqActive = 3;
+  const startedAt = Date.now();
   void drain.start("test");
   t.regex(await registry.metrics(), /^meshext_sidecar_draining 1$/m);
-  await new Promise((r) => setTimeout(r, 600));
+  // once the wait has read Envoy's in-flight count (after the 300ms minimum), and at least 600ms in
+  t.true(await eventually(() => envoy.calls.some((c) => c.path === "/stats"), 20_000), "the drain wait read in-flight");
+  await new Promise((r) => setTimeout(r, Math.max(0, startedAt + 600 - Date.now())));
   drain.hurry("test");
   await drain.done;
+  const elapsedS = (Date.now() - startedAt) / 1000;
   const metrics = await registry.metrics();
   t.regex(metrics, /^meshext_sidecar_drain_inflight_requests_at_exit 3$/m);
   const duration = Number(/^meshext_sidecar_drain_duration_seconds (\S+)$/m.exec(metrics)?.[1]);
-  t.true(duration >= 0.5 && duration < 2, `duration ${duration}s`);
+  t.true(duration >= 0.5 && duration <= elapsedS + 0.01, `duration ${duration}s of ${elapsedS}s`);
 });
 
 test("drain › POST /drain?mode=forever reports draining everywhere the timed drain does, calls Envoy with skip_exit, does not deregister", async (t) => {
   const { envoy, drain, base, healthServing, registry, order } = await setup(t);
   const res = await fetch(`${base}/drain?mode=forever`, { method: "POST" });
   t.is(res.status, 202);
-  await new Promise((r) => setTimeout(r, 300));
+  // once the control plane has heard "draining" (the last step of drain-forever)
+  t.true(await eventually(() => order().includes("cp markDraining"), 20_000), "the control plane heard draining");
   t.like(await (await fetch(`${base}/drain`)).json(), { draining: true, deadline: null });
   t.is((await fetch(`${base}/ready`)).status, 503);
   t.deepEqual(healthServing, [false]);

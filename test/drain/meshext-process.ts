@@ -54,7 +54,7 @@ export function watchProcess(child: ChildProcess): MeshextProcess {
     lines,
     exited,
     stderr: () => stderr,
-    waitForLine(pred, timeoutMs = 10_000) {
+    waitForLine(pred, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const found = lines.find(pred);

@@ -36,7 +36,7 @@ export async function wasmMetrics(stack: EnvoyStack): Promise<Map<string, number
  * Waits until the filter acts on `draining` where requests are served: its gauge moves as soon as the polling VM
  * adopts the state, the worker VMs only on their next tick, so this waits for the health path's answer itself.
  */
-export async function untilFilterDraining(stack: EnvoyStack, draining: boolean, timeoutMs = 10_000): Promise<void> {
+export async function untilFilterDraining(stack: EnvoyStack, draining: boolean, timeoutMs = 30_000): Promise<void> {
   const want = draining ? 503 : 200;
   await pollUntil(`${contract.defaultHealthPath} answering ${want}`, async () => {
     const res = await fetch(`${stack.inboundUrl}${contract.defaultHealthPath}`, { headers: { connection: "close" } });

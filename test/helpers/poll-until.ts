@@ -3,7 +3,7 @@
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `read` until `holds(value)`; resolves with that value, or rejects naming `what` and the last value read. */
-export async function pollUntil<T>(what: string, read: () => Promise<T> | T, holds: (value: T) => boolean, timeoutMs = 10_000, stepMs = 25): Promise<T> {
+export async function pollUntil<T>(what: string, read: () => Promise<T> | T, holds: (value: T) => boolean, timeoutMs = 30_000, stepMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T | undefined;
   let lastError: unknown;

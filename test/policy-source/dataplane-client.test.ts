@@ -42,7 +42,7 @@ test("dataplane-client › registers again when the control plane forgot the dat
   t.teardown(() => client.stop());
   await client.register();
   await call(cp.url, "DELETE", DP); // e.g. garbage-collected while the sidecar was partitioned away
-  t.true(await eventually(async () => (await call(cp.url, "GET", DP)).status === 200, 3000));
+  t.true(await eventually(async () => (await call(cp.url, "GET", DP)).status === 200));
 });
 
 test("dataplane-client › against Kuma (no heartbeat endpoint) draining is a PUT with every inbound NotReady", async (t) => {
@@ -51,7 +51,7 @@ test("dataplane-client › against Kuma (no heartbeat endpoint) draining is a PU
   const client = createDataplaneClient({ baseUrl: kuma.url, dataplane: identity, heartbeatIntervalMs: 50, log: silentLogger() });
   t.teardown(() => client.stop());
   await client.register();
-  t.true(await eventually(() => kuma.requests.some((r) => r.endsWith("/_heartbeat")), 2000));
+  t.true(await eventually(() => kuma.requests.some((r) => r.endsWith("/_heartbeat"))));
   await client.markDraining();
   const dp = kuma.dataplanes.get("default/web-1") as { networking: { inbound: Array<{ state?: string }> } };
   t.is(dp.networking.inbound[0]!.state, "NotReady");

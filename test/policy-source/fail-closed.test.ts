@@ -51,7 +51,7 @@ async function httpSetup(t: import("ava").ExecutionContext) {
   });
   const settle = async () => {
     const before = await harness.metric("meshext_control_plane_sync_attempts_total");
-    t.true(await eventually(async () => (await harness.metric("meshext_control_plane_sync_attempts_total")) >= before + 2, 5000));
+    t.true(await eventually(async () => (await harness.metric("meshext_control_plane_sync_attempts_total")) >= before + 2));
   };
   return { kuma, engine, ...harness, settle };
 }

@@ -33,7 +33,7 @@ test("http-source › follows a change made through the API in under a second wi
   });
   t.is(put.status, 201, JSON.stringify(put.body));
   const changedAt = Date.now(); // the change exists once the PUT is acknowledged (durably written)
-  t.true(await eventually(() => names().includes("chaos"), 3000));
+  t.true(await eventually(() => names().includes("chaos")));
   const followedMs = Date.now() - changedAt;
   t.true(followedMs < 1000, `followed after ${followedMs}ms`);
   t.is(applied.at(-1)!.policies.length, 2);
@@ -54,14 +54,14 @@ test("http-source › the control plane dying mid-sync keeps the last good set; 
   t.deepEqual(names(), ["a", "b", "c"]);
   const appliedBefore = applied.length;
   await cp.stop(); // held long-polls are cut: the source sees failures
-  t.true(await eventually(async () => (await metric("meshext_control_plane_sync_errors_total")) >= 2, 5000));
+  t.true(await eventually(async () => (await metric("meshext_control_plane_sync_errors_total")) >= 2));
   t.is(applied.length, appliedBefore, "no empty or partial set was applied");
   t.deepEqual(names(), ["a", "b", "c"]);
   t.truthy(source.status.lastError);
   cp = await startTestControlPlane(dir.path, { listen: `127.0.0.1:${port}` });
   t.is((await call(cp.url, "GET", "/meshes/default/meshtrafficpermissions")).body.total, 3, "store intact after restart");
   await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/d", mtp("d"));
-  t.true(await eventually(() => names().includes("d"), 5000), "resumes syncing");
+  t.true(await eventually(() => names().includes("d")), "resumes syncing");
   t.deepEqual(names(), ["a", "b", "c", "d"]);
 });
 
@@ -138,7 +138,7 @@ test("http-source › a long-poll round that sees no change counts as a successf
   t.is(source.status.mode, "long-poll");
   const firstSuccessS = await metric("meshext_control_plane_last_sync_success_timestamp_seconds");
   // When nothing changes for several long-poll rounds
-  t.true(await eventually(async () => (await metric("meshext_control_plane_sync_attempts_total")) >= 4, 5000));
+  t.true(await eventually(async () => (await metric("meshext_control_plane_sync_attempts_total")) >= 4));
   // Then the last-success time is later than the first sync's, with no error and no new set applied
   t.true((await metric("meshext_control_plane_last_sync_success_timestamp_seconds")) > firstSuccessS);
   t.is(await metric("meshext_control_plane_sync_errors_total"), 0);

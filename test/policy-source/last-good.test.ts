@@ -44,7 +44,7 @@ async function setup(t: import("ava").ExecutionContext) {
   /** Waits for two more completed list rounds, so the fake's current items have been read. */
   const settle = async () => {
     const before = await syncs();
-    t.true(await eventually(async () => (await syncs()) >= before + 2, 5000));
+    t.true(await eventually(async () => (await syncs()) >= before + 2));
   };
   return { kuma, engine, ...harness, names: () => names, settle };
 }
@@ -74,7 +74,7 @@ test("last-good › an invalid new version of a Deny policy keeps the Deny in fo
   t.like((explained.body as { rejected: unknown[] }).rejected[0], { kind: "MeshTrafficPermission", name: "deny-intruder", keptLastGood: true });
   // and a later valid version replaces it
   kuma.items.set("meshtrafficpermissions", [mtp("deny-intruder", "Allow"), ALLOW_ALL]);
-  t.true(await eventually(() => engine.decide(facts("intruder")).type === "continue", 5000));
+  t.true(await eventually(() => engine.decide(facts("intruder")).type === "continue"));
   t.is(await metric("meshext_control_plane_rejected_policies"), 0);
   t.deepEqual(source.rejected, []);
 });
@@ -100,7 +100,30 @@ test("last-good › a policy deleted from the control plane goes away (keeping i
   await source.start();
   t.is(engine.decide(facts("intruder")).type, "respond");
   kuma.items.set("meshtrafficpermissions", [ALLOW_ALL]);
-  t.true(await eventually(() => names().length === 1, 5000));
+  t.true(await eventually(() => names().length === 1));
   t.deepEqual(names(), ["allow-all"]);
+  t.is(engine.decide(facts("intruder")).type, "continue");
+});
+
+test("last-good › a deletion and a rejection in the same update: the deleted policy goes, the rejected one keeps its last good version", async (t) => {
+  const { kuma, engine, source, names, settle } = await setup(t);
+  // given a Deny for the intruder, a Deny for the visitor, and allow-all, all applied
+  kuma.items.set("meshtrafficpermissions", [mtp("deny-intruder", "Deny"), mtp("deny-visitor", "Deny", "visitor"), ALLOW_ALL]);
+  await source.start();
+  t.deepEqual(names(), ["allow-all", "deny-intruder", "deny-visitor"]);
+  t.is(engine.decide(facts("visitor")).type, "respond");
+  // when one update both deletes deny-visitor and serves an invalid new version of deny-intruder
+  kuma.items.set("meshtrafficpermissions", [mtp("deny-intruder", "Dney"), ALLOW_ALL]);
+  await settle();
+  t.true(await eventually(() => names().length === 2));
+  // then the deleted policy is gone and the rejected one stays in its last good version
+  t.deepEqual(names(), ["allow-all", "deny-intruder"]);
+  t.is(engine.decide(facts("visitor")).type, "continue");
+  const intruder = engine.decide(facts("intruder"));
+  t.is(intruder.type === "respond" ? intruder.status : 0, 403);
+  t.deepEqual(source.rejected.map((r) => [r.name, r.keptLastGood]), [["deny-intruder", true]]);
+  // and the next update without the rejected one deletes it too (nothing kept once it is gone upstream)
+  kuma.items.set("meshtrafficpermissions", [ALLOW_ALL]);
+  t.true(await eventually(() => names().length === 1));
   t.is(engine.decide(facts("intruder")).type, "continue");
 });

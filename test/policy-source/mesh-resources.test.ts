@@ -38,11 +38,11 @@ test("mesh-resources › given a Mesh and a MeshService in the embedded control 
 
   const external = { type: "MeshExternalService", mesh: "default", name: "httpbin", spec: { match: { port: 443, protocol: "tcp" }, endpoints: [{ address: "httpbin.org", port: 443 }] } };
   await call(cp.url, "PUT", "/meshes/default/meshexternalservices/httpbin", external);
-  t.true(await eventually(() => (applied.at(-1)?.resources?.services.length ?? 0) === 2, 3000));
+  t.true(await eventually(() => (applied.at(-1)?.resources?.services.length ?? 0) === 2));
   await call(cp.url, "DELETE", "/meshes/default");
-  t.true(await eventually(() => applied.at(-1)?.resources?.meshes.length === 0, 3000), "a deleted Mesh leaves a bare implicit mesh: mTLS state unknown");
+  t.true(await eventually(() => applied.at(-1)?.resources?.meshes.length === 0), "a deleted Mesh leaves a bare implicit mesh: mTLS state unknown");
   await call(cp.url, "PUT", "/meshes/default", { type: "Mesh", name: "default" });
-  t.true(await eventually(() => applied.at(-1)?.resources?.meshes[0]?.mtlsEnabled === false, 3000), "a stored Mesh without mtls: mTLS off");
+  t.true(await eventually(() => applied.at(-1)?.resources?.meshes[0]?.mtlsEnabled === false), "a stored Mesh without mtls: mTLS off");
 });
 
 test("mesh-resources › given a server that serves an invalid service resource, when the source syncs, then that one is rejected and counted while the rest apply", async (t) => {
@@ -86,7 +86,7 @@ test("mesh-resources › given a cache written while the control plane was up, w
   await online.source.stop();
   const url = cp.url;
   await cp.stop();
-  t.true(await eventually(async () => (await import("node:fs")).existsSync(cacheFile), 2000));
+  t.true(await eventually(async () => (await import("node:fs")).existsSync(cacheFile)));
   const offline = sourceFor(url, { cacheFile });
   t.teardown(async () => {
     await offline.source.stop();

@@ -72,3 +72,23 @@ test("identity cache › given a full cache, when a new client comes, then it st
   cache.clear();
   t.not(cache.get(input({ "x-forwarded-client-cert": "URI=spiffe://default/b" }), opts), third);
 });
+
+test("identity › given a peer certificate URI that differs from a multi-URI XFCC, then only the certificate counts", (t) => {
+  // Envoy's peer attribute carries the certificate's first URI SAN; the XFCC list is used in its place only
+  // when it starts with that same URI. Given a certificate for web and an XFCC naming another client first
+  for (const xfcc of ["URI=spiffe://default/evil;URI=kuma://version/v9", "URI=kuma://version/v9;URI=spiffe://default/web", "By=spiffe://default/orders;URI=spiffe://default/evil;URI=spiffe://default/web"]) {
+    // when the identity is worked out
+    const r = id({ "x-forwarded-client-cert": xfcc }, ["spiffe://default/web"]);
+    // then it is the certificate's alone: web, no tag or ID from the XFCC
+    t.is(r.source as string, "peer-cert", xfcc);
+    t.deepEqual(tagSetToObject(r.tags), { "kuma.io/service": ["web"] }, xfcc);
+    t.is(r.spiffe, "spiffe://default/web", xfcc);
+  }
+});
+
+test("identity › given an XFCC that starts with the peer certificate's URI, then its further URIs complete the identity", (t) => {
+  const r = id({ "x-forwarded-client-cert": "URI=spiffe://default/web;URI=kuma://version/v2" }, ["spiffe://default/web"]);
+  t.is(r.source as string, "peer-cert");
+  t.deepEqual(tagSetToObject(r.tags), { "kuma.io/service": ["web"], version: ["v2"] });
+  t.is(r.spiffe, "spiffe://default/web,kuma://version/v2");
+});

@@ -2,23 +2,24 @@
 import test from "ava";
 import { mergeConfs } from "../../extproc/policy/selection/merge.js";
 import { sortByPrecedence } from "../../extproc/policy/selection/precedence.js";
-import type { Policy, TargetRef } from "../../extproc/policy/model/types.js";
+import type { Policy, PolicyRole, TargetRef } from "../../extproc/policy/model/types.js";
+import type { KumaVersion } from "../../extproc/policy/model/kuma-version.js";
 
-const p = (name: string, targetRef: TargetRef, labels: Record<string, string> = {}): Policy => ({
+const p = (name: string, targetRef: TargetRef, labels: Record<string, string> = {}, role: PolicyRole = "system"): Policy => ({
   type: "MeshTrafficPermission",
   mesh: "default",
   name,
   labels,
   spec: { targetRef, from: [] },
   displayName: labels["kuma.io/display-name"] ?? name,
-  role: "system",
+  role,
   shadow: false,
   warnings: [],
   ...(labels["kuma.io/origin"] ? { origin: labels["kuma.io/origin"] as "zone" | "global" } : {}),
 });
 
 const order = test.macro({
-  exec(t, policies: Policy[], expected: string[], compat: "2.6" | "2.5" = "2.6") {
+  exec(t, policies: Policy[], expected: string[], compat: KumaVersion = "2.6") {
     // given unsorted policies; when sorted; then lowest priority first, winner last
     t.deepEqual(sortByPrecedence(policies, compat).map((x) => x.name), expected);
   },
@@ -33,6 +34,23 @@ test("2.5 compat: later name wins", order, [p("rule-b", { kind: "Mesh" }), p("ru
 test("origin global < unset < zone before names", order,
   [p("a", { kind: "Mesh" }, { "kuma.io/origin": "zone" }), p("b", { kind: "Mesh" }), p("c", { kind: "Mesh" }, { "kuma.io/origin": "global" })],
   ["c", "b", "a"]);
+
+// Roles (kuma.io/policy-role, CompareByPolicyAttributes at v2.14.3): system < producer < consumer <
+// workload-owner, compared before the display name. Names are chosen so the name key alone would give the
+// opposite order (2.9+: the earlier name wins), so only the role key can produce the expected one.
+const role = (name: string, r: PolicyRole) => p(name, { kind: "Mesh" }, {}, r);
+test("2.14: a consumer policy outranks a producer policy, whatever their names", order,
+  [role("a-producer", "producer"), role("z-consumer", "consumer")], ["a-producer", "z-consumer"], "2.14");
+test("2.14: the order holds with the inputs reversed", order,
+  [role("z-consumer", "consumer"), role("a-producer", "producer")], ["a-producer", "z-consumer"], "2.14");
+test("2.14: all four roles rank system < producer < consumer < workload-owner", order,
+  [role("a-owner", "workload-owner"), role("b-consumer", "consumer"), role("c-producer", "producer"), role("d-system", "system")],
+  ["d-system", "c-producer", "b-consumer", "a-owner"], "2.14");
+test("2.8: consumer and workload-owner share a rank, so the name decides between them", order,
+  [role("z-owner", "workload-owner"), role("a-consumer", "consumer"), role("b-producer", "producer")],
+  ["b-producer", "z-owner", "a-consumer"], "2.8");
+test("2.6: roles are not a key, only the name", order,
+  [role("a-producer", "producer"), role("z-consumer", "consumer")], ["z-consumer", "a-producer"], "2.6");
 
 const merges = test.macro({
   exec(t, confs: unknown[], expected: unknown) {

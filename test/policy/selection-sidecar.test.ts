@@ -39,7 +39,7 @@ async function metric(adminUrl: string, name: string): Promise<number> {
   return line ? Number(line.split(" ")[1]) : NaN;
 }
 
-async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
+async function eventually(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<boolean> {
   for (const end = Date.now() + timeoutMs; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (await check()) return true;
   return false;
 }

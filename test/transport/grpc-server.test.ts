@@ -147,9 +147,13 @@ test("grpc server › given a message above the receive limit, then RESOURCE_EXH
   const { session } = await bareServer(t, echo, { maxReceiveMessageBytes: 16 });
   const small = await exchange(session, [frameMessage(Buffer.from("ok"))], { ":path": "/test.Echo/Echo" });
   t.deepEqual(small.messages.map(String), ["ok"]);
+  // a message of exactly the limit is read and answered (the limit is inclusive)
+  const exact = await exchange(session, [frameMessage(Buffer.from("x".repeat(16)))], { ":path": "/test.Echo/Echo" });
+  t.is(exact.status, GrpcStatus.OK);
+  t.deepEqual(exact.messages.map(String), ["x".repeat(16)]);
   const big = await exchange(session, [frameMessage(Buffer.alloc(17))], { ":path": "/test.Echo/Echo" });
   t.is(big.status, GrpcStatus.RESOURCE_EXHAUSTED);
-  t.is(seen, 1);
+  t.is(seen, 2);
 });
 
 test("grpc server › given a Unix socket path left by a dead process, then bind takes it over; one in use is refused", async (t) => {

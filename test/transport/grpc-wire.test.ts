@@ -49,6 +49,23 @@ test("grpc wire › given a length above the limit, then RESOURCE_EXHAUSTED befo
   t.regex(error.details, /2000 vs\. 1024/);
 });
 
+test("grpc wire › given a message of exactly the receive limit, then it is read; one byte more is refused", (t) => {
+  // gRPC's max receive message length is inclusive: a message of that many bytes is accepted
+  const atLimit = Buffer.alloc(1024, 7);
+  const reader = new MessageReader(1024);
+  const [message] = reader.push(frameMessage(atLimit));
+  t.is(message?.length, 1024);
+  t.is(reader.bufferedBytes, 0);
+  // and split across chunks just the same
+  const split = new MessageReader(1024);
+  const frame = frameMessage(atLimit);
+  t.deepEqual(split.push(frame.subarray(0, 5)), []);
+  t.is(split.push(frame.subarray(5))[0]?.length, 1024);
+  const error = t.throws(() => new MessageReader(1024).push(frameMessage(Buffer.alloc(1025))), { instanceOf: GrpcError });
+  t.is(error.code, GrpcStatus.RESOURCE_EXHAUSTED);
+  t.regex(error.details, /1025 vs\. 1024/);
+});
+
 test("grpc wire › given details with '%', newlines and non-ASCII, then grpc-message escapes them and decodes back", (t) => {
   const details = "100% bad\nvalue: grüße";
   const encoded = encodeGrpcMessage(details);

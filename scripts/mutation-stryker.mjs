@@ -1,0 +1,197 @@
+// `npm run mutation:stryker`: an independent mutation score from StrykerJS, area by area (scripts/stryker-areas.mjs).
+// Stryker's command runner: the area's sources are instrumented once with mutation switching, the sandbox is
+// built once (tsc), then the area's test files run per mutant with __STRYKER_ACTIVE_MUTANT__ set.
+// Usage: node scripts/mutation-stryker.mjs [--area A[,B]] [--since COMMIT] [--concurrency N]
+//   --area A,B      only these areas (default: all)
+//   --since COMMIT  incremental: only source files changed since COMMIT (committed or not); an area whose
+//                   test files changed runs whole; areas with no change keep their previous row
+//   --concurrency N parallel test runs (default 1: the machine is shared)
+// Reports: mutation-reports/stryker/<area>/index.html and mutation.json (git-ignored). The summary table goes
+// into MUTATION.md between the stryker markers; mutants listed in scripts/stryker-equivalents.json (each with a
+// one-line reason) count as equivalent: out of the score's denominator, shown in their own column.
+import { spawnSync, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { STRYKER_AREAS } from "./stryker-areas.mjs";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const REPORTS = join(ROOT, "mutation-reports", "stryker");
+const EQUIVALENTS = join(ROOT, "scripts", "stryker-equivalents.json");
+const SUMMARY_FILE = join(ROOT, "MUTATION.md");
+export const BEGIN = "<!-- stryker:begin -->";
+export const END = "<!-- stryker:end -->";
+
+const args = process.argv.slice(2);
+const argValue = (flag) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
+const areaNames = argValue("--area")?.split(",") ?? Object.keys(STRYKER_AREAS);
+const since = argValue("--since");
+const concurrency = Number(argValue("--concurrency") ?? 1);
+for (const a of areaNames) {
+  if (!STRYKER_AREAS[a]) {
+    console.error(`mutation:stryker: unknown area ${JSON.stringify(a)} (known: ${Object.keys(STRYKER_AREAS).join(", ")})`);
+    process.exit(2);
+  }
+}
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  console.error("mutation:stryker: --concurrency must be a whole number >= 1");
+  process.exit(2);
+}
+
+/** Files changed since `commit`, committed or in the work tree. */
+function changedSince(commit) {
+  const out = execFileSync("git", ["diff", "--name-only", commit, "--"], { cwd: ROOT, encoding: "utf8" });
+  return out.split("\n").filter(Boolean);
+}
+
+// Whether `file` matches one of the areas' glob forms ("dir/**/*.ts", "dir/name-*.ts").
+export function globMatches(file, glob) {
+  const re = glob
+    .split("**/")
+    .map((part) => part.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*"))
+    .join("(?:.*/)?");
+  return new RegExp(`^${re}$`).test(file);
+}
+
+/** The mutate list for an area: every file, or (incremental) only the changed ones; undefined = skip. */
+function mutateFor(area, changed) {
+  if (!changed) return area.mutate;
+  if (area.tests.some((t) => changed.includes(t))) return area.mutate;
+  const files = changed.filter((f) => area.mutate.some((g) => globMatches(f, g)));
+  return files.length > 0 ? files : undefined;
+}
+
+function strykerConfig(name, area, mutate) {
+  const ava = ["node", "node_modules/ava/entrypoints/cli.mjs", "--fail-fast", ...area.tests].join(" ");
+  return {
+    $schema: "./node_modules/@stryker-mutator/core/schema/stryker-schema.json",
+    testRunner: "command",
+    commandRunner: { command: `CI=1 FORCE_COLOR=0 ${ava}` },
+    // Built once in the sandbox: the instrumented sources compile to dist/ like the real build.
+    buildCommand: `node scripts/stryker-build.mjs ${ROOT}`,
+    mutate,
+    disableTypeChecks: "extproc/**/*.ts",
+    coverageAnalysis: "off",
+    concurrency,
+    timeoutMS: 60_000,
+    ignorePatterns: ["/node_modules", "/dist", "/.meshext", "/mutation-reports", "/.stryker-tmp", "/wasm"],
+    tempDirName: ".stryker-tmp",
+    symlinkNodeModules: false,
+    cleanTempDir: true,
+    reporters: ["html", "json", "clear-text", "progress-append-only"],
+    htmlReporter: { fileName: relative(ROOT, join(REPORTS, name, "index.html")) },
+    jsonReporter: { fileName: relative(ROOT, join(REPORTS, name, "mutation.json")) },
+    clearTextReporter: { allowColor: false, logTests: false },
+  };
+}
+
+/** Equivalent mutants by key (file, line, column, mutator, replacement). */
+function loadEquivalents() {
+  const list = JSON.parse(readFileSync(EQUIVALENTS, "utf8"));
+  const bad = list.filter((e) => !e.file || !e.line || !e.mutator || typeof e.reason !== "string" || e.reason.trim() === "");
+  if (bad.length > 0) throw new Error(`${relative(ROOT, EQUIVALENTS)}: every entry needs file, line, mutator and a reason: ${JSON.stringify(bad[0])}`);
+  return list;
+}
+
+const equivalentKey = (file, line, column, mutator, replacement) => `${file}:${line}:${column ?? "*"}:${mutator}:${replacement ?? "*"}`;
+
+function isEquivalent(equivalents, file, mutant) {
+  const { line, column } = mutant.location.start;
+  return equivalents.some((e) => e.file === file && e.line === line && (e.column === undefined || e.column === column) && e.mutator === mutant.mutatorName && (e.replacement === undefined || e.replacement === mutant.replacement));
+}
+
+/** Counts from one area's mutation.json (mutation-testing-report-schema). */
+export function summarise(report, equivalents) {
+  const c = { mutants: 0, killed: 0, timeout: 0, survived: 0, noCoverage: 0, equivalent: 0, errors: 0, survivors: [] };
+  for (const [file, { mutants }] of Object.entries(report.files)) {
+    for (const m of mutants) {
+      if (m.status === "Ignored" || m.status === "CompileError" || m.status === "RuntimeError") {
+        c.errors++;
+        continue;
+      }
+      c.mutants++;
+      if (m.status === "Killed") c.killed++;
+      else if (m.status === "Timeout") c.timeout++;
+      else if (isEquivalent(equivalents, file, m)) c.equivalent++;
+      else {
+        if (m.status === "NoCoverage") c.noCoverage++;
+        else c.survived++;
+        c.survivors.push(`${equivalentKey(file, m.location.start.line, m.location.start.column, m.mutatorName, m.replacement)} ${m.status}`);
+      }
+    }
+  }
+  const scored = c.mutants - c.equivalent;
+  c.score = scored === 0 ? 100 : (100 * (c.killed + c.timeout)) / scored;
+  return c;
+}
+
+function row(name, c, seconds, note) {
+  return `| ${name} | ${c.mutants} | ${c.killed + c.timeout} | ${c.survived} | ${c.noCoverage} | ${c.equivalent} | ${c.score.toFixed(1)} % | ${seconds} | ${note} |`;
+}
+
+/** Previous rows of the Stryker table in MUTATION.md, by area. */
+function previousRows(text) {
+  const block = text.includes(BEGIN) ? text.slice(text.indexOf(BEGIN), text.indexOf(END)) : "";
+  const rows = new Map();
+  for (const line of block.split("\n")) {
+    const m = /^\| ([a-z-]+) \| \d/.exec(line);
+    if (m) rows.set(m[1], line);
+  }
+  return rows;
+}
+
+function writeSummary(results) {
+  const text = existsSync(SUMMARY_FILE) ? readFileSync(SUMMARY_FILE, "utf8") : "# Mutation run\n";
+  const rows = previousRows(text);
+  for (const r of results) rows.set(r.name, r.row);
+  const ordered = Object.keys(STRYKER_AREAS).filter((a) => rows.has(a)).map((a) => rows.get(a));
+  const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+  const block = [
+    BEGIN,
+    "## StrykerJS (independent mutants)",
+    "",
+    "Written by `npm run mutation:stryker [-- --area A] [-- --since COMMIT]` (scripts/mutation-stryker.mjs): Stryker's own",
+    "mutators over each area's sources, its command runner running the area's test files (scripts/stryker-areas.mjs) per",
+    "mutant. Killed includes timeouts; equivalent mutants are listed with a reason in scripts/stryker-equivalents.json and",
+    "left out of the score. The command runner has no per-test coverage, so no mutant is reported as \"no coverage\".",
+    `Rows are updated per area; last written at commit ${commit} (HEAD when the run ended), Node ${process.version}, ${new Date().toISOString()}.`,
+    "",
+    "| area | mutants | killed | survived | no coverage | equivalent | score | s | run |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...ordered,
+    END,
+  ].join("\n");
+  const next = text.includes(BEGIN) ? text.slice(0, text.indexOf(BEGIN)) + block + text.slice(text.indexOf(END) + END.length) : `${text.trimEnd()}\n\n${block}\n`;
+  writeFileSync(SUMMARY_FILE, next);
+}
+
+const equivalents = loadEquivalents();
+const changed = since ? changedSince(since) : undefined;
+const results = [];
+for (const name of areaNames) {
+  const area = STRYKER_AREAS[name];
+  const mutate = mutateFor(area, changed);
+  if (!mutate) {
+    console.log(`mutation:stryker: ${name}: nothing changed since ${since}, skipped`);
+    continue;
+  }
+  mkdirSync(join(REPORTS, name), { recursive: true });
+  const configFile = join(REPORTS, name, "stryker.config.json");
+  writeFileSync(configFile, JSON.stringify(strykerConfig(name, area, mutate), null, 2));
+  console.log(`mutation:stryker: ${name}: ${mutate.join(" ")} with ${area.tests.length} test files`);
+  const started = Date.now();
+  const run = spawnSync(process.execPath, [join(ROOT, "node_modules/@stryker-mutator/core/bin/stryker.js"), "run", configFile], { cwd: ROOT, stdio: "inherit" });
+  const seconds = Math.round((Date.now() - started) / 1000);
+  const reportFile = join(REPORTS, name, "mutation.json");
+  if (run.status !== 0 || !existsSync(reportFile)) {
+    console.error(`mutation:stryker: ${name}: stryker exited ${run.status}; see .stryker-tmp and stryker.log`);
+    process.exitCode = 1;
+    continue;
+  }
+  const c = summarise(JSON.parse(readFileSync(reportFile, "utf8")), equivalents);
+  const note = since ? `since ${since}` : "full";
+  results.push({ name, row: row(name, c, seconds, note) });
+  console.log(`mutation:stryker: ${name}: ${c.killed + c.timeout} of ${c.mutants - c.equivalent} killed (${c.score.toFixed(1)} %), ${c.equivalent} equivalent, ${seconds} s`);
+  for (const s of c.survivors) console.log(`  survivor ${s}`);
+}
+if (results.length > 0) writeSummary(results);

@@ -1,0 +1,45 @@
+// The areas `npm run mutation:stryker` mutates, each with the source files Stryker mutates and the test
+// files run for every one of its mutants (the tests that exercise that area directly; no real Envoy).
+
+export const STRYKER_AREAS = {
+  admin: {
+    mutate: ["extproc/admin/**/*.ts"],
+    tests: ["test/admin/access.test.ts", "test/admin/server.test.ts"],
+  },
+  "decision-log": {
+    mutate: ["extproc/decision-log/**/*.ts"],
+    tests: ["test/decision-log/writer.test.ts", "test/decision-log/sample-zero.test.ts", "test/decision-log/query-string.test.ts", "test/decision-log/full-disk.test.ts"],
+  },
+  drain: {
+    mutate: ["extproc/drain/**/*.ts"],
+    tests: ["test/drain/controller.test.ts", "test/drain/forever.test.ts", "test/drain/skipped-steps.test.ts", "test/drain/contract.test.ts", "test/drain/install.test.ts", "test/drain/admin-client.test.ts"],
+  },
+  transport: {
+    mutate: ["extproc/transport/grpc-*.ts"],
+    tests: ["test/transport/grpc-wire.test.ts", "test/transport/grpc-server.test.ts", "test/transport/cancel.test.ts", "test/transport/rapid-reset.test.ts"],
+  },
+  "policy-source": {
+    mutate: ["extproc/policy-source/**/*.ts"],
+    tests: [
+      "test/policy-source/last-good.test.ts", "test/policy-source/fail-closed.test.ts", "test/policy-source/http-source.test.ts", "test/policy-source/bounded-lists.test.ts",
+      "test/policy-source/dataplane-client.test.ts", "test/policy-source/version-detect.test.ts", "test/policy-source/mesh-resources.test.ts", "test/policy/dir-source.test.ts",
+    ],
+  },
+  "control-plane": {
+    mutate: ["extproc/control-plane/**/*.ts"],
+    tests: [
+      "test/control-plane/api.test.ts", "test/control-plane/watch.test.ts", "test/control-plane/list-consistency.test.ts", "test/control-plane/safety.test.ts",
+      "test/control-plane/store-edges.test.ts", "test/control-plane/names-and-paths.test.ts", "test/control-plane/dataplanes.test.ts", "test/control-plane/mesh-and-services.test.ts",
+      "test/control-plane/inspect.test.ts", "test/control-plane/metrics.test.ts", "test/control-plane/container-patches.test.ts",
+    ],
+  },
+  policy: {
+    mutate: ["extproc/policy/**/*.ts"],
+    tests: [
+      "test/policy/conformance.test.ts", "test/policy/engine.test.ts", "test/policy/precedence-merge.test.ts", "test/policy/match.test.ts", "test/policy/identity.test.ts",
+      "test/policy/explain.test.ts", "test/policy/rate-limit.test.ts", "test/policy/rate-limit-layers.test.ts", "test/policy/shadow-deny.test.ts", "test/policy/mtp-rules.test.ts",
+      "test/policy/route-order.test.ts", "test/policy/mesh-mtls.test.ts", "test/policy/select.test.ts", "test/policy/validate.test.ts", "test/policy/faults.test.ts",
+      "test/policy/route-drops.test.ts", "test/policy/per-client-plans.test.ts", "test/policy/inspect.test.ts", "test/policy/kuma-version.test.ts",
+    ],
+  },
+};
