@@ -137,9 +137,9 @@ test.serial("real envoy › mTLS: the client certificate's SPIFFE ID decides Mes
   const [first, second] = await decisionLog(log.file, 2);
   t.is(first!.outcome, "allow");
   t.is(second!.outcome, "deny");
-  // (the SPIFFE ID spiffe://default/<service> read as kuma.io/service=<service>)
-  t.deepEqual(first!.client, { tags: "kuma.io/service=web", source: "peer-cert" });
-  t.deepEqual(second!.client, { tags: "kuma.io/service=orders", source: "peer-cert" });
+  // (the SPIFFE ID spiffe://default/<service> read as kuma.io/service=<service>, and recorded as the client's spiffe)
+  t.deepEqual(first!.client, { tags: "kuma.io/service=web", source: "peer-cert", spiffe: "spiffe://default/web" });
+  t.deepEqual(second!.client, { tags: "kuma.io/service=orders", source: "peer-cert", spiffe: "spiffe://default/orders" });
   t.is(first!.policy, "backend-from-web");
   t.is(second!.policy, "backend-from-web");
 });
@@ -161,7 +161,7 @@ test.serial("real envoy › mTLS: a client-supplied x-forwarded-client-cert is r
   const [deniedEntry, allowedEntry] = await decisionLog(log.file, 2);
   const seenDenied = deniedEntry!.headers?.["x-forwarded-client-cert"] ?? "";
   const seenAllowed = allowedEntry!.headers?.["x-forwarded-client-cert"] ?? "";
-  t.deepEqual(deniedEntry!.client, { tags: "kuma.io/service=orders", source: "peer-cert" });
+  t.deepEqual(deniedEntry!.client, { tags: "kuma.io/service=orders", source: "peer-cert", spiffe: "spiffe://default/orders" });
   t.regex(seenDenied, /URI=spiffe:\/\/default\/orders/);
   t.notRegex(seenDenied, /spiffe:\/\/default\/web/);
   t.regex(seenAllowed, /URI=spiffe:\/\/default\/web/);
