@@ -27,7 +27,7 @@ export const TEST_GROUPS = {
   config: ["test/config/flags.test.ts", "test/config/security-defaults.test.ts"],
   processor: ["test/transport/processor.test.ts", "test/transport/protocol.test.ts", "test/transport/mutation-rules.test.ts", "test/transport/headers.test.ts"],
   source: ["test/policy/dir-source.test.ts"],
-  transport: ["test/transport/grpc-wire.test.ts", "test/transport/grpc-server.test.ts", "test/transport/cancel.test.ts", "test/properties/request-decoder.test.ts"],
+  transport: ["test/transport/grpc-wire.test.ts", "test/transport/grpc-server.test.ts", "test/transport/cancel.test.ts", "test/transport/cancel-races.test.ts", "test/properties/request-decoder.test.ts"],
   drain: ["test/drain/controller.test.ts"],
   atomic: ["test/control-plane/atomic-file.test.ts", "test/control-plane/kill9.test.ts", "test/control-plane/api.test.ts"],
   runtime: ["test/config/idle-trim.test.ts"],
@@ -85,7 +85,7 @@ export const MUTATIONS = [
   m("flags: --trust-kuma-tags-header defaults to true", "config", "extproc/config/sidecar.ts", 'type: "bool", default: false, help: "Take client tags from x-kuma-tags', 'type: "bool", default: true, help: "Take client tags from x-kuma-tags'),
   m("flags: --before-first-sync defaults to allow", "config", "extproc/config/sidecar.ts", 'values: ["allow", "deny"], default: "deny"', 'values: ["allow", "deny"], default: "allow"'),
   // RequestProcessor and header mapping
-  m("processor: response phase before request_headers accepted", "processor", "extproc/transport/processor.ts", 'if (!isRequest && this.request === "none") return', "if (false) return"),
+  m("processor: request phase after the response phase accepted", "processor", "extproc/transport/processor.ts", 'if (isRequest && this.response !== "none") return', "if (false) return"),
   m("processor: body after trailers accepted", "processor", "extproc/transport/processor.ts", '(next === "body" && (stage === "headers" || stage === "body"))', '(next === "body" && stage !== "none")'),
   m("processor: messages after an immediate response accepted", "processor", "extproc/transport/processor.ts", "this.finished = true;", ""),
   m("processor: response phase always skipped", "processor", "extproc/transport/processor.ts", "reply: continueRequestHeaders(decision.requestHeaders, !needsResponse,", "reply: continueRequestHeaders(decision.requestHeaders, true,"),
@@ -130,7 +130,7 @@ export const MUTATIONS = [
     'await this.steps.step("close_servers", () => this.effects.closeServers(), this.opts.stopTimeoutMs); if (this.isDone()) return; await this.steps.step("stop_envoy", () => this.effects.stopEnvoy(), this.opts.stopTimeoutMs);'),
   // atomic file store
   m("atomic: target written in place", "atomic", "extproc/atomic-file.ts", "const tmp = join(dir, `${TEMP_PREFIX}${basename(path)}.${process.pid}.${randomBytes(4).toString(\"hex\")}`);", "const tmp = path; void basename; void randomBytes;"),
-  m("atomic: temp file left behind when the rename fails", "atomic", "extproc/atomic-file.ts", "await unlink(tmp).catch(() => { });", ""),
+  m("atomic: temp file left behind when the rename fails", "atomic", "extproc/atomic-file.ts", "await rename(tmp, path); } catch (err) { await unlink(tmp).catch(() => { });", "await rename(tmp, path); } catch (err) {"),
   m("atomic: removing a missing file fails", "atomic", "extproc/atomic-file.ts", 'if (err.code !== "ENOENT") throw err;', "throw err;"),
   m("atomic: parent directory not created", "atomic", "extproc/atomic-file.ts", "await mkdir(dir, { recursive: true });", ""),
   // inject: ContainerPatch order
