@@ -105,7 +105,9 @@ export const MUTATIONS = [
   m("grpc: compressed messages read as plain", "transport", "extproc/transport/grpc-wire.ts", "if (compressed !== 0)", "if (false)"),
   m("grpc: no receive limit", "transport", "extproc/transport/grpc-wire.ts", "if (length > this.maxMessageBytes)", "if (false)"),
   m("grpc: a truncated last message ignored", "transport", "extproc/transport/grpc-call.ts", "if (this.reader.bufferedBytes > 0)", "if (false)"),
-  m("grpc: half-close decided before a reset shows", "transport", "extproc/transport/grpc-call.ts", "if (!this.finished) setImmediate(halfCloseLater, this);", "if (!this.finished) this.halfClose();"),
+  // "half-close decided before a reset shows" (halfClose at once instead of setImmediate) is gone: since a stream's
+  // end is counted when it closes (cancel for a reset, whatever the handler did before), it changes nothing a client
+  // or a metric sees.
   m("grpc: a live Unix socket taken over", "transport", "extproc/transport/grpc-server.ts", "(await staleSocket(target.path))", "existsSync(target.path)"),
   m("decoder: end_of_stream ignored", "transport", "extproc/transport/request-decoder.ts", "headers.endOfStream = reader.bool();", "reader.bool();"),
   m("decoder: attributes of a headers phase dropped", "transport", "extproc/transport/request-decoder.ts", "headers.attributes[entry.key] = entry.value;", "void entry;"),

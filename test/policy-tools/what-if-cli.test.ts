@@ -12,10 +12,16 @@ import { meshext, ROOT } from "./run-cli.js";
 const DATAPLANE = join(ROOT, "envoy", "dataplane.yaml");
 const xfcc = (service: string): [string, string] => ["x-forwarded-client-cert", `By=spiffe://default/backend;URI=spiffe://default/${service}`];
 
-/** A candidate: the sample policies with one more `from` item in backend-allow-web: a Deny of the clients `from` selects. */
-function candidate(dir: string, name: string, from: string): string {
-  const out = join(dir, name);
+/** The sample policies without their MeshFaultInjection, whose random aborts and delays would make the log vary. */
+function samplePolicies(out: string): string {
   cpSync(join(ROOT, "envoy", "policies"), out, { recursive: true });
+  rmSync(join(out, "fault-injection.yaml"));
+  return out;
+}
+
+/** A candidate: those policies with one more `from` item in backend-allow-web: a Deny of the clients `from` selects. */
+function candidate(dir: string, name: string, from: string): string {
+  const out = samplePolicies(join(dir, name));
   const file = join(out, "traffic-permission.yaml");
   writeFileSync(file, readFileSync(file, "utf8") + `    - targetRef: ${from}\n      default:\n        action: Deny\n`);
   return out;
@@ -25,7 +31,7 @@ async function recordedLog(t: ExecutionContext): Promise<{ dir: string; log: str
   const dir = mkdtempSync(join(tmpdir(), "meshext-what-if-"));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const log = join(dir, "decisions.log");
-  const harness = await startTestSidecar(["--policies", join(ROOT, "envoy", "policies"), "--dataplane-file", DATAPLANE, "--decision-log", log]);
+  const harness = await startTestSidecar(["--policies", samplePolicies(join(dir, "recorded")), "--dataplane-file", DATAPLANE, "--decision-log", log]);
   const envoy = new EnvoyExtProcClient(harness.grpcAddress, { messageTimeoutMs: 5000 });
   try {
     for (let i = 0; i < 3; i++) t.not((await envoy.request({ method: "GET", path: `/orders/${i}`, headers: [xfcc("web"), ["x-request-id", `web-${i}`]] })).status, 403);
