@@ -1,7 +1,7 @@
 // `meshext explain [METHOD] PATH [--spiffe-id ID | --tags k=v,… | --xfcc V] [-H 'name: value'…] [--outbound]`: asks a
 // running sidecar (`POST /explain` on its admin port) how it decides the described request, and shows the answer.
-import { ConfigError, formatHelp } from "../config/flags.js";
-import { OUTPUT_FLAG, parseToolArgs, TOOLS_ENV_PREFIX } from "../policy-tools/args.js";
+import { ConfigError } from "../config/flags.js";
+import { commandArgs, OUTPUT_FLAG } from "../policy-tools/args.js";
 import { explainText } from "../policy-tools/explain-text.js";
 import { render } from "../policy-tools/output.js";
 import { errorText, requestJson, RestError } from "../policy-tools/rest-client.js";
@@ -23,11 +23,9 @@ const USAGE = "meshext explain [METHOD] PATH [--spiffe-id ID | --tags k=v,… | 
 const SUMMARY = "Describes a request to a running sidecar (POST /explain) and shows its decision, the deciding policy and why, the client and inbound it saw, and the policies that selected it. Nothing is enforced or counted.";
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { config, parsed, positionals, lists } = parseToolArgs(FLAGS, argv, env, { short: { o: "output", H: "header" }, multi: ["header"] });
-  if (parsed.help) {
-    process.stdout.write(formatHelp(USAGE, SUMMARY, FLAGS, TOOLS_ENV_PREFIX));
-    return 0;
-  }
+  const args = commandArgs(FLAGS, argv, env, { usage: USAGE, summary: SUMMARY }, { short: { o: "output", H: "header" }, multi: ["header"] });
+  if (!args) return 0;
+  const { config, positionals, lists } = args;
   if (positionals.length < 1 || positionals.length > 2) throw new ConfigError(`expected [METHOD] PATH\nUsage: ${USAGE}`);
   const [method, path] = positionals.length === 2 ? positionals : ["GET", positionals[0]!];
   const headers: Record<string, string> = {};

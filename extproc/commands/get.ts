@@ -1,8 +1,8 @@
 // `meshext get policies|dataplanes|<type plural> [-m MESH] [-o table|yaml|json]`: lists resources of a mesh from
 // the control plane's REST API, as kumactl get does (a table by default).
-import { ConfigError, formatHelp } from "../config/flags.js";
+import { ConfigError } from "../config/flags.js";
 import { DATAPLANE_TYPE, POLICY_TYPES, SERVICE_TYPES } from "../kuma-rest/resources.js";
-import { OUTPUT_FLAG, parseToolArgs, TOOLS_ENV_PREFIX } from "../policy-tools/args.js";
+import { commandArgs, OUTPUT_FLAG } from "../policy-tools/args.js";
 import { render, table } from "../policy-tools/output.js";
 import { DATAPLANE_HEADER, dataplaneRow, POLICY_HEADER, policyRow } from "../policy-tools/resource-rows.js";
 import { CONTROL_PLANE_FLAGS, listAll, RestError } from "../policy-tools/rest-client.js";
@@ -14,11 +14,9 @@ const USAGE = `meshext get ${"policies|dataplanes|<type>"} [-m MESH] [-o table|y
 const SUMMARY = `Lists a mesh's resources from the control plane's REST API. <type> is one of: ${KINDS.slice(2).join(", ")}.`;
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { config, parsed, positionals } = parseToolArgs(FLAGS, argv, env, { short: { m: "mesh", o: "output" } });
-  if (parsed.help) {
-    process.stdout.write(formatHelp(USAGE, SUMMARY, FLAGS, TOOLS_ENV_PREFIX));
-    return 0;
-  }
+  const args = commandArgs(FLAGS, argv, env, { usage: USAGE, summary: SUMMARY }, { short: { m: "mesh", o: "output" } });
+  if (!args) return 0;
+  const { config, positionals } = args;
   const what = positionals[0];
   if (positionals.length !== 1 || !KINDS.includes(what!)) throw new ConfigError(`${what === undefined ? "say what to get" : `cannot get ${JSON.stringify(positionals.join(" "))}`}: one of ${KINDS.join(", ")}\nUsage: ${USAGE}`);
   const target = { url: config.controlPlane, token: config.token };

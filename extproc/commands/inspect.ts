@@ -1,7 +1,7 @@
 // `meshext inspect dataplane NAME [-m MESH] [-o table|yaml|json]`: the rules the control plane computes for one
 // dataplane (`GET /meshes/{mesh}/dataplanes/{name}/_rules`) as a table: inbound, kind, for whom, conf, origin.
-import { ConfigError, formatHelp } from "../config/flags.js";
-import { OUTPUT_FLAG, parseToolArgs, TOOLS_ENV_PREFIX } from "../policy-tools/args.js";
+import { ConfigError } from "../config/flags.js";
+import { commandArgs, OUTPUT_FLAG } from "../policy-tools/args.js";
 import { render, table } from "../policy-tools/output.js";
 import { CONTROL_PLANE_FLAGS, getJson, RestError } from "../policy-tools/rest-client.js";
 import { RULES_HEADER, rulesRows } from "../policy-tools/rules-table.js";
@@ -12,11 +12,9 @@ const USAGE = "meshext inspect dataplane NAME [-m MESH] [-o table|yaml|json] [--
 const SUMMARY = "Shows the policy rules that apply to one dataplane, from the control plane's _rules view (Kuma's inspect API).";
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { config, parsed, positionals } = parseToolArgs(FLAGS, argv, env, { short: { m: "mesh", o: "output" } });
-  if (parsed.help) {
-    process.stdout.write(formatHelp(USAGE, SUMMARY, FLAGS, TOOLS_ENV_PREFIX));
-    return 0;
-  }
+  const args = commandArgs(FLAGS, argv, env, { usage: USAGE, summary: SUMMARY }, { short: { m: "mesh", o: "output" } });
+  if (!args) return 0;
+  const { config, positionals } = args;
   if (positionals.length !== 2 || positionals[0] !== "dataplane") throw new ConfigError(`expected: dataplane NAME\nUsage: ${USAGE}`);
   const name = positionals[1]!;
   let view: unknown;

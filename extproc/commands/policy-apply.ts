@@ -1,9 +1,9 @@
 // `meshext policy apply PATH… [--dry-run]`: PUTs every policy of the files to the control plane (universal form,
 // as `meshext up` seeds them); with --dry-run the control plane validates without storing (`?dryRun=true`) and
 // says which dataplanes each policy would select. Invalid documents stop it before anything is sent (exit 1).
-import { ConfigError, formatHelp, pinnedKumaVersion } from "../config/flags.js";
+import { ConfigError, pinnedKumaVersion } from "../config/flags.js";
 import { POLICY_TYPES } from "../kuma-rest/resources.js";
-import { KUMA_VERSION_FLAG, OUTPUT_FLAG, parseToolArgs, TOOLS_ENV_PREFIX } from "../policy-tools/args.js";
+import { commandArgs, KUMA_VERSION_FLAG, OUTPUT_FLAG } from "../policy-tools/args.js";
 import { findingLine, lintReport } from "../policy-tools/lint.js";
 import { loadPolicies } from "../policy-tools/load.js";
 import { render } from "../policy-tools/output.js";
@@ -26,11 +26,9 @@ interface Applied {
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { config, parsed, positionals } = parseToolArgs(FLAGS, argv, env, { short: { o: "output" } });
-  if (parsed.help) {
-    process.stdout.write(formatHelp(USAGE, SUMMARY, FLAGS, TOOLS_ENV_PREFIX));
-    return 0;
-  }
+  const args = commandArgs(FLAGS, argv, env, { usage: USAGE, summary: SUMMARY }, { short: { o: "output" } });
+  if (!args) return 0;
+  const { config, positionals } = args;
   if (positionals.length === 0) throw new ConfigError(`no PATH given\nUsage: ${USAGE}`);
   const loaded = await loadPolicies(positionals, pinnedKumaVersion(config.kumaVersion));
   const lint = lintReport(loaded);

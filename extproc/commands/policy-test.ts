@@ -1,8 +1,8 @@
 // `meshext policy test CASES…`: runs YAML test cases (dataplane, policy paths, requests with expected outcomes)
 // through the policy engine the sidecar runs; exit 0 all pass, 1 a case fails (or a suite cannot run), 2 usage.
 import { readFile } from "node:fs/promises";
-import { ConfigError, formatHelp } from "../config/flags.js";
-import { OUTPUT_FLAG, parseToolArgs, TOOLS_ENV_PREFIX } from "../policy-tools/args.js";
+import { ConfigError } from "../config/flags.js";
+import { commandArgs, OUTPUT_FLAG } from "../policy-tools/args.js";
 import { parseCases } from "../policy-tools/cases.js";
 import { casesSummary, casesText } from "../policy-tools/cases-text.js";
 import { render } from "../policy-tools/output.js";
@@ -20,11 +20,9 @@ const SUMMARY =
   "A failing case prints expected vs actual and the explanation. Exit 0: all pass; 1: a failure; 2: usage.";
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { config, parsed, positionals } = parseToolArgs(FLAGS, argv, env, { short: { o: "output" } });
-  if (parsed.help) {
-    process.stdout.write(formatHelp(USAGE, SUMMARY, FLAGS, TOOLS_ENV_PREFIX));
-    return 0;
-  }
+  const args = commandArgs(FLAGS, argv, env, { usage: USAGE, summary: SUMMARY }, { short: { o: "output" } });
+  if (!args) return 0;
+  const { config, positionals } = args;
   if (positionals.length === 0) throw new ConfigError(`no CASES file given\nUsage: ${USAGE}`);
   const files: Array<{ file: string; results: SuiteResult[] }> = [];
   for (const file of positionals) {

@@ -3,8 +3,8 @@
 // --fail-on-change when one would), 1 when the candidate set has invalid documents, 2 on usage or unreadable input.
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
-import { ConfigError, formatHelp, pinnedKumaVersion } from "../config/flags.js";
-import { KUMA_VERSION_FLAG, OUTPUT_FLAG, parseToolArgs, TOOLS_ENV_PREFIX } from "../policy-tools/args.js";
+import { ConfigError, pinnedKumaVersion } from "../config/flags.js";
+import { commandArgs, KUMA_VERSION_FLAG, OUTPUT_FLAG } from "../policy-tools/args.js";
 import { findingLine, lintReport } from "../policy-tools/lint.js";
 import { loadPolicies, policySet } from "../policy-tools/load.js";
 import { render } from "../policy-tools/output.js";
@@ -31,11 +31,9 @@ const SUMMARY =
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const multi = ["decision-log", "policies", "dataplane"];
-  const { config, parsed, positionals, lists } = parseToolArgs(FLAGS, argv, env, { short: { o: "output" }, multi });
-  if (parsed.help) {
-    process.stdout.write(formatHelp(USAGE, SUMMARY, FLAGS, TOOLS_ENV_PREFIX));
-    return 0;
-  }
+  const args = commandArgs(FLAGS, argv, env, { usage: USAGE, summary: SUMMARY }, { short: { o: "output" }, multi });
+  if (!args) return 0;
+  const { config, positionals, lists } = args;
   if (positionals.length > 0) throw new ConfigError(`unexpected argument ${JSON.stringify(positionals[0])}\nUsage: ${USAGE}`);
   if (!lists.decisionLog?.length) throw new ConfigError(`--decision-log is required\nUsage: ${USAGE}`);
   if (!lists.policies?.length) throw new ConfigError(`--policies is required\nUsage: ${USAGE}`);

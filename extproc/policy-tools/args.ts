@@ -1,7 +1,7 @@
 // Command lines of the policy tools: positional arguments (PATH…), kubectl-style short flags (-m, -o) and
 // flags that take several values (--policies A B …) in front of the shared declarative flag parser
 // (config/flags.ts resolveConfig), which still checks and coerces every value and raises ConfigError (exit 2).
-import { ConfigError, type FlagSpec, type FlagValues, resolveConfig, type ParsedArgs } from "../config/flags.js";
+import { ConfigError, formatHelp, type FlagSpec, type FlagValues, resolveConfig, type ParsedArgs } from "../config/flags.js";
 
 export interface ToolArgs<Specs extends readonly FlagSpec[]> {
   config: FlagValues<Specs>;
@@ -60,6 +60,14 @@ export function parseToolArgs<Specs extends readonly FlagSpec[]>(specs: Specs, a
     if (spec && !lists[spec.key] && typeof value === "string" && value !== "") lists[spec.key] = [value];
   }
   return { config, parsed, positionals, lists };
+}
+
+/** The command's arguments, or undefined once `--help` has printed its usage (the command then exits 0). */
+export function commandArgs<Specs extends readonly FlagSpec[]>(specs: Specs, argv: readonly string[], env: NodeJS.ProcessEnv, help: { usage: string; summary: string }, opts: ToolArgsOptions = {}): ToolArgs<Specs> | undefined {
+  const args = parseToolArgs(specs, argv, env, opts);
+  if (!args.parsed.help) return args;
+  process.stdout.write(formatHelp(help.usage, help.summary, specs, TOOLS_ENV_PREFIX));
+  return undefined;
 }
 
 /** `--output` of every tool command; `table` is the human form (text for lint, test and what-if). */
