@@ -2,12 +2,14 @@
 // process): get policies/dataplanes as table, JSON, YAML; inspect dataplane as a rules table; explain; policy
 // apply with and without --dry-run; unreachable servers, unknown names and bad arguments.
 import test from "ava";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
 import { parse } from "yaml";
 import { call, controlPlaneFor, dataplane } from "../control-plane/helpers.js";
 import { startTestSidecar } from "../helpers/sidecar-harness.js";
-import { meshext, ROOT } from "./run-cli.js";
+import { meshext, ROOT, samplePoliciesWithoutFaults } from "./run-cli.js";
 
 const POLICIES = join(ROOT, "envoy", "policies");
 
@@ -70,7 +72,10 @@ test("policy apply › --dry-run stores nothing and names the dataplanes each po
 });
 
 test("explain › a request described on the command line, answered by a running sidecar", async (t) => {
-  const harness = await startTestSidecar(["--policies", POLICIES, "--dataplane-file", join(ROOT, "envoy", "dataplane.yaml")]);
+  // (the sample policies without their random faults, so that every decision is the MeshTrafficPermission's)
+  const dir = mkdtempSync(join(tmpdir(), "meshext-explain-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const harness = await startTestSidecar(["--policies", samplePoliciesWithoutFaults(join(dir, "policies")), "--dataplane-file", join(ROOT, "envoy", "dataplane.yaml")]);
   t.teardown(() => harness.stop());
   const web = await meshext(["explain", "POST", "/orders", "--spiffe-id", "spiffe://default/web", "--admin", harness.adminUrl]);
   t.is(web.code, 0, web.stderr);

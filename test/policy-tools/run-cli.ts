@@ -1,9 +1,19 @@
 // Runs the real `meshext` binary (dist/extproc/cli.js) and collects its exit code and output.
 import { spawn } from "node:child_process";
+import { cpSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const CLI = fileURLToPath(new URL("../../extproc/cli.js", import.meta.url));
 export const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** The sample policies (envoy/policies) copied to `out` without their MeshFaultInjection, whose random aborts and
+ * delays would make decisions vary from run to run. */
+export function samplePoliciesWithoutFaults(out: string): string {
+  cpSync(join(ROOT, "envoy", "policies"), out, { recursive: true });
+  rmSync(join(out, "fault-injection.yaml"));
+  return out;
+}
 
 export interface CliResult {
   code: number | null;

@@ -2,26 +2,19 @@
 // a candidate deny that breaks recorded requests is reported request by request; the fixed candidate breaks none;
 // malformed lines are counted and skipped; bad input exits 2 with a readable message.
 import test, { type ExecutionContext } from "ava";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EnvoyExtProcClient } from "../helpers/envoy-ext-proc-client.js";
 import { startTestSidecar } from "../helpers/sidecar-harness.js";
-import { meshext, ROOT } from "./run-cli.js";
+import { meshext, ROOT, samplePoliciesWithoutFaults } from "./run-cli.js";
 
 const DATAPLANE = join(ROOT, "envoy", "dataplane.yaml");
 const xfcc = (service: string): [string, string] => ["x-forwarded-client-cert", `By=spiffe://default/backend;URI=spiffe://default/${service}`];
 
-/** The sample policies without their MeshFaultInjection, whose random aborts and delays would make the log vary. */
-function samplePolicies(out: string): string {
-  cpSync(join(ROOT, "envoy", "policies"), out, { recursive: true });
-  rmSync(join(out, "fault-injection.yaml"));
-  return out;
-}
-
 /** A candidate: those policies with one more `from` item in backend-allow-web: a Deny of the clients `from` selects. */
 function candidate(dir: string, name: string, from: string): string {
-  const out = samplePolicies(join(dir, name));
+  const out = samplePoliciesWithoutFaults(join(dir, name));
   const file = join(out, "traffic-permission.yaml");
   writeFileSync(file, readFileSync(file, "utf8") + `    - targetRef: ${from}\n      default:\n        action: Deny\n`);
   return out;
@@ -31,7 +24,7 @@ async function recordedLog(t: ExecutionContext): Promise<{ dir: string; log: str
   const dir = mkdtempSync(join(tmpdir(), "meshext-what-if-"));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const log = join(dir, "decisions.log");
-  const harness = await startTestSidecar(["--policies", samplePolicies(join(dir, "recorded")), "--dataplane-file", DATAPLANE, "--decision-log", log]);
+  const harness = await startTestSidecar(["--policies", samplePoliciesWithoutFaults(join(dir, "recorded")), "--dataplane-file", DATAPLANE, "--decision-log", log]);
   const envoy = new EnvoyExtProcClient(harness.grpcAddress, { messageTimeoutMs: 5000 });
   try {
     for (let i = 0; i < 3; i++) t.not((await envoy.request({ method: "GET", path: `/orders/${i}`, headers: [xfcc("web"), ["x-request-id", `web-${i}`]] })).status, 403);
