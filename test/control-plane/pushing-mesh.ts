@@ -33,6 +33,11 @@ function stopped(child: ChildProcess): Promise<void> {
 
 /** `meshext control-plane` on a free port with `args`; resolves with its URL once `GET /` answers. */
 export async function controlPlaneProcess(t: ExecutionContext, args: string[] = []): Promise<string> {
+  return (await controlPlaneChild(t, args)).url;
+}
+
+/** controlPlaneProcess, with a way to stop it (SIGKILL) before the test ends. */
+export async function controlPlaneChild(t: ExecutionContext, args: string[] = []): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
   const dir = tempDirFor(t, "meshext-cp-push-");
   const child = spawn(process.execPath, [CLI, "control-plane", "--listen", `127.0.0.1:${port}`, "--data-dir", join(dir, "data"), "--log-level", "warn", ...args], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...SIDECAR_ENV } });
@@ -41,7 +46,7 @@ export async function controlPlaneProcess(t: ExecutionContext, args: string[] = 
   t.teardown(() => stopped(child));
   const url = `http://127.0.0.1:${port}`;
   await pollUntil(`the control plane at ${url} (${stderr})`, async () => (await fetch(url + "/")).status, (s) => s === 200, 15_000);
-  return url;
+  return { url, stop: () => stopped(child) };
 }
 
 /** The sample policies without their random faults, written to the control plane with `meshext policy apply`. */
