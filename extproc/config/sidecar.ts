@@ -64,8 +64,11 @@ export function loadSidecarConfig(argv: readonly string[], env: NodeJS.ProcessEn
   return { config: checkSidecarConfig(config, parsed), parsed };
 }
 
-/** The checks that span sidecar flags; throws ConfigError naming them (and where each value came from, given `parsed`). */
-export function checkSidecarConfig<C extends SidecarConfig>(config: C, parsed?: Pick<ParsedArgs, "sources">): C {
+/**
+ * The checks that span sidecar flags; throws ConfigError naming them (and where each value came from, given `parsed`).
+ * `controlPlaneImplied`: the command supplies the control plane itself (`meshext up`).
+ */
+export function checkSidecarConfig<C extends SidecarConfig>(config: C, parsed?: Pick<ParsedArgs, "sources">, controlPlaneImplied = false): C {
   const flag = (key: (typeof SIDECAR_FLAGS)[number]["key"]) => (parsed ? flagWithSource(parsed, SIDECAR_FLAGS.find((f) => f.key === key)!) : `--${SIDECAR_FLAGS.find((f) => f.key === key)!.flag}`);
   if (config.drainMinMs > config.drainTimeMs) {
     throw new ConfigError(`${flag("drainMinMs")} (${config.drainMinMs}ms) must not exceed ${flag("drainTimeMs")} (${config.drainTimeMs}ms)`);
@@ -75,7 +78,7 @@ export function checkSidecarConfig<C extends SidecarConfig>(config: C, parsed?: 
   }
   pinnedKumaVersion(config.kumaVersion);
   checkPodFlags(config);
-  if (config.decisionLogPush && !config.controlPlane) {
+  if (config.decisionLogPush && !config.controlPlane && !controlPlaneImplied) {
     throw new ConfigError(`${flag("decisionLogPush")} needs --control-plane: the records are sent to it`);
   }
   if (config.policies && config.controlPlane) {
