@@ -1,13 +1,14 @@
 // A control plane's dry run with the decision samples its sidecars push, all real processes: a sidecar started with
 // --decision-log-push sends its records after traffic; `meshext policy apply --dry-run` of a candidate deny then reports
 // exactly the recorded requests it would break, the fixed policy none; a dataplane without samples says so; push off
-// sends nothing.
+// sends nothing; under `meshext up` the sidecar pushes to its own control plane.
 import test, { type ExecutionContext } from "ava";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pollUntil } from "../helpers/poll-until.js";
 import { meshext, ROOT } from "../policy-tools/run-cli.js";
-import { call, dataplane } from "./helpers.js";
+import { EnvoyExtProcClient } from "../helpers/envoy-ext-proc-client.js";
+import { call, dataplane, eventually, mtp, startUp } from "./helpers.js";
 import { controlPlaneProcess, metric, metricReaches, seedSamplePolicies, sidecarProcess, tempDirFor, webAndBillingTraffic } from "./pushing-mesh.js";
 
 /** The sample MeshTrafficPermission with one more `from` item: a Deny of the clients `from` selects. */
@@ -112,4 +113,21 @@ test("dry run what-if › push off: the sidecar sends nothing and the dry run sa
   // And a dry run says backend-1 has no samples
   const reply = await call(cp, "PUT", "/meshes/default/meshtrafficpermissions/backend-allow-web?dryRun=true", readFileSync(candidate(t, BROKEN), "utf8"));
   t.like(reply.body.whatIf.dataplanes[0], { name: "backend-1", samples: 0 });
+});
+
+test("dry run what-if › meshext up -- --decision-log-push pushes to its own control plane (no --control-plane needed)", async (t) => {
+  // Given `meshext up` with push on for its sidecar (demo-app-1)
+  const up = await startUp(t, ["--envoy", "off"], ["--decision-log-push", "--decision-log-push-interval", "200ms"]);
+  t.true(await eventually(() => up.banner().includes("Ctrl-C"), 15_000), up.banner());
+  const cp = /control plane \(Kuma REST API\)\s+(http:\/\/\S+)/.exec(up.banner())![1]!;
+  const grpc = /sidecar ext_proc \(gRPC\)\s+(127\.0\.0\.1:\d+)/.exec(up.banner())![1]!;
+  await pollUntil("demo-app-1 registered", async () => (await call(cp, "GET", "/meshes/default/dataplanes/demo-app-1")).status, (s) => s === 200);
+  // When one request is decided
+  const envoy = new EnvoyExtProcClient(grpc, { messageTimeoutMs: 5000 });
+  t.teardown(() => envoy.close());
+  await envoy.request({ method: "GET", path: "/", headers: [["x-request-id", "up-1"]] });
+  // Then its record reaches the control plane, and a dry run on demo-app-1 replays it
+  await metricReaches(cp, "meshext_control_plane_decision_samples_received_total", (n) => n === 1);
+  const reply = await call(cp, "PUT", "/meshes/default/meshtrafficpermissions/deny-all?dryRun=true", mtp("deny-all", "Deny"));
+  t.like(reply.body.whatIf.dataplanes.find((d: { name: string }) => d.name === "demo-app-1"), { samples: 1, report: { records: 1 } });
 });
