@@ -37,7 +37,7 @@ export async function postDecisionSamples(ctx: RouteContext, req: ApiRequest, me
     const r = record as Record<string, unknown>;
     if (r.dataplane !== undefined && r.dataplane !== name) violations.push({ field: `records[${i}].dataplane`, message: `must be ${JSON.stringify(name)}, the dataplane of the URL` });
     if (r.mesh !== undefined && r.mesh !== mesh) violations.push({ field: `records[${i}].mesh`, message: `must be ${JSON.stringify(mesh)}, the mesh of the URL` });
-    lines.push(JSON.stringify({ ...r, dataplane: name, mesh }));
+    lines.push(JSON.stringify(keptFields(r, mesh, name)));
   });
   if (violations.length > 0) {
     samples.refused("malformed", records.length);
@@ -60,3 +60,27 @@ function readBatch(raw: Buffer, fail: (err: ApiError) => never): unknown[] {
   if (!Array.isArray(records)) fail(badRequest("invalid push", [{ field: "records", message: "must be an array of decision-log records" }]));
   return records as unknown[];
 }
+
+const STRING_FIELDS = ["time", "requestId", "inbound", "direction", "method", "path", "authority", "outcome", "kind", "policy", "rule", "reason"] as const;
+const NUMBER_FIELDS = ["status", "delayMs", "latencyMs"] as const;
+const CLIENT_FIELDS = ["tags", "source", "spiffe", "sni"] as const;
+
+/** The record's decision-log fields of the right type, for this dataplane; nothing else is held
+ * (an unknown field could be anything: nested past what JSON.stringify can write back, or just bulk). */
+function keptFields(r: Record<string, unknown>, mesh: string, name: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const copy = (keys: readonly string[], type: "string" | "number", from: Record<string, unknown>, to: Record<string, unknown>) => {
+    for (const k of keys) if (typeof from[k] === type) to[k] = from[k];
+  };
+  copy(["time", "requestId"], "string", r, out);
+  out.dataplane = name;
+  out.mesh = mesh;
+  copy(STRING_FIELDS.slice(2), "string", r, out);
+  copy(NUMBER_FIELDS, "number", r, out);
+  if (isObject(r.client)) copy(CLIENT_FIELDS, "string", r.client, (out.client = {}) as Record<string, unknown>);
+  if (Array.isArray(r.matched)) out.matched = r.matched.filter((m) => typeof m === "string");
+  if (isObject(r.headers)) copy(Object.keys(r.headers), "string", r.headers, (out.headers = {}) as Record<string, unknown>);
+  return out;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -61,11 +61,14 @@ test("decision samples › malformed pushes are refused with every violation and
   t.is(await metric(cp, 'meshext_control_plane_decision_sample_pushes_total{result="malformed"}'), 5);
   t.is(await metric(cp, 'meshext_control_plane_decision_samples_dropped_total{reason="refused"}'), 5);
   t.is(await metric(cp, "meshext_control_plane_decision_samples"), 0);
-  // And a good push afterwards is taken
+  // And a good push afterwards is taken, a record without dataplane and mesh gets the URL's, and a field that is no
+  // decision-log field (here nested 100 000 deep) is not kept
+  const deep = `{"records":[${JSON.stringify(record("r2")).slice(0, -1)},"extra":${"[".repeat(100_000)}${"]".repeat(100_000)}}]}`;
   const ok = await push(cp, "backend-1", [record("r0"), { ...record("r1"), dataplane: undefined, mesh: undefined }]);
   t.is(ok.status, 200);
   t.deepEqual(ok.body, { accepted: 2, held: 2 });
-  t.deepEqual(await held(cp, "backend-1"), ["r0", "r1"]);
+  t.deepEqual((await push(cp, "backend-1", deep)).body, { accepted: 1, held: 3 });
+  t.deepEqual(await held(cp, "backend-1"), ["r0", "r1", "r2"]);
 });
 
 test("decision samples › over --max-body-bytes or the ring size is 413, an unregistered dataplane 404, and a set token is required", async (t) => {
