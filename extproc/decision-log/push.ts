@@ -41,21 +41,23 @@ export class DecisionSamplePusher {
     this.nowMs = opts.nowMs ?? Date.now;
   }
 
-  /** On the request path: keeps the record (built by `line`, only when kept) with probability maxRecords/seen. */
-  offer(line: () => string): void {
+  /**
+   * On the request path, before the record is built: the slot to `fill` with it, or -1 when it is not sampled (the
+   * reservoir keeps each of the interval's records with probability maxRecords/seen; one is counted sampled_out).
+   */
+  slot(): number {
     this.seen++;
     const max = this.opts.maxRecords;
-    if (this.lines.length < max) {
-      this.lines.push(line());
-      this.order.push(this.sequence++);
-      return;
-    }
-    const slot = Math.floor(this.random() * this.seen);
-    if (slot < max) {
-      this.lines[slot] = line();
-      this.order[slot] = this.sequence++;
-    }
+    if (this.lines.length < max) return this.lines.length;
     this.opts.metrics.dropped.inc({ reason: "sampled_out" });
+    const slot = Math.floor(this.random() * this.seen);
+    return slot < max ? slot : -1;
+  }
+
+  /** Puts the built record in the slot `slot()` gave (in the same synchronous step). */
+  fill(slot: number, line: string): void {
+    this.lines[slot] = line;
+    this.order[slot] = this.sequence++;
   }
 
   start(): void {

@@ -56,10 +56,11 @@ export async function startDecisionLog(config: DecisionLogConfig, registry: Regi
       // On the request path: whatever goes wrong here is counted, never thrown into the stream handler.
       try {
         if (!shouldWrite(decision, sample, random)) return;
-        let line: string | undefined;
-        const format = () => (line ??= JSON.stringify(decisionRecord(facts, decision, latencyMs, nowMs(), headers, withQuery, dataplane?.())));
-        if (writer) writer.lines.push(format());
-        pusher?.offer(format);
+        const slot = pusher ? pusher.slot() : -1;
+        if (!writer && slot < 0) return;
+        const line = JSON.stringify(decisionRecord(facts, decision, latencyMs, nowMs(), headers, withQuery, dataplane?.()));
+        writer?.lines.push(line);
+        if (slot >= 0) pusher!.fill(slot, line);
       } catch {
         metrics.dropped.inc({ reason: "format_error" });
       }
