@@ -1,5 +1,6 @@
 // The decision log's cost per decision in process (less exposed to machine noise than req/s): PolicyEngine.decide()
-// alone vs decide() with the audit plus DecisionRecorder.record() (sampling 0.01 and 1.0), writing to a temp file.
+// alone vs decide() with the audit plus DecisionRecorder.record() (sampling 0.01 and 1.0), writing to a temp file, and
+// with --decision-log-push alone (its reservoir sample on the request path).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -36,6 +37,15 @@ export async function benchDecisionLogInProcess(opts: { quick: boolean; policies
       );
       variants.push({ label: sample === undefined ? "decide, log off" : `decide + log, sample ${sample}`, engine, recorder, samples: [] });
     }
+    // --decision-log-push alone: the request path's share (the reservoir); the interval is long enough that nothing
+    // is sent during the run, so no network time is measured.
+    const pushEngine = new PolicyEngine({ dataplane, audit: true });
+    pushEngine.replace(policies);
+    const pushRecorder = await startDecisionLog(
+      { decisionLog: "", decisionLogSample: 1, decisionLogHeaders: "", decisionLogMaxBytes: 100 * 2 ** 20, decisionLogMaxFiles: 1, decisionLogBufferBytes: 64 * 2 ** 20, decisionLogPush: true, decisionLogPushMaxRecords: 500, decisionLogPushIntervalMs: 3_600_000, decisionLogPushBatchBytes: 256 * 1024, controlPlane: "http://127.0.0.1:9", controlPlaneToken: "" },
+      new Registry(), silentLogger(),
+    );
+    variants.push({ label: "decide + push only (500 per interval), sample 1", engine: pushEngine, recorder: pushRecorder, samples: [] });
     const run = (v: { engine: PolicyEngine; recorder?: DecisionRecorder }): number => {
       const start = process.hrtime.bigint();
       for (let i = 0; i < decisions; i++) {

@@ -106,7 +106,7 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
     // Until start() has detected the control plane's version, nothing is compiled: the pin or the default.
     kumaVersion: pinnedKumaVersion(config.kumaVersion) ?? DEFAULT_KUMA_VERSION,
     log: policyLog,
-    audit: config.decisionLog !== "",
+    audit: config.decisionLog !== "" || config.decisionLogPush,
   });
   const versionInfo = new Gauge({
     name: "meshext_policy_kuma_version_info",

@@ -22,6 +22,7 @@ export async function startFromConfig(config: ControlPlaneConfig, log: Logger): 
       offlineGcAgeMs: config.offlineGcAgeMs,
       limits: { maxBodyBytes: config.maxBodyBytes },
       kumaVersion: pinnedKumaVersion(config.kumaVersion),
+      decisionSamples: { perDataplane: config.decisionSamplesPerDataplane, maxBytes: config.decisionSamplesMaxBytes },
     },
     log.child({ component: "control-plane" }),
   );

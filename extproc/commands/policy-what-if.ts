@@ -9,7 +9,7 @@ import { findingLine, lintReport } from "../policy-tools/lint.js";
 import { loadPolicies, policySet } from "../policy-tools/load.js";
 import { render } from "../policy-tools/output.js";
 import { dataplanesFrom, readDataplanes } from "../policy-tools/read-dataplanes.js";
-import { Replayer } from "../policy-tools/replay.js";
+import { DEFAULT_WHAT_IF_EXAMPLES, Replayer } from "../policy-tools/replay.js";
 import { whatIfText } from "../policy-tools/what-if-text.js";
 
 const FLAGS = [
@@ -18,7 +18,7 @@ const FLAGS = [
   { key: "dataplane", flag: "dataplane", type: "path", default: "", help: "File(s) with the Dataplane documents of the dataplanes the log's records name." },
   { key: "controlPlane", flag: "control-plane", type: "url", default: "", help: "Instead of --dataplane: take every Dataplane from this control plane's REST API (GET /dataplanes)." },
   { key: "token", flag: "token", type: "string", default: "", help: "Bearer token for --control-plane." },
-  { key: "examples", flag: "examples", type: "int", default: 20, min: 0, help: "How many changed decisions to show in full (the first ones)." },
+  { key: "examples", flag: "examples", type: "int", default: DEFAULT_WHAT_IF_EXAMPLES, min: 0, help: "How many changed decisions to show in full (the first ones)." },
   { key: "failOnChange", flag: "fail-on-change", type: "bool", default: false, help: "Exit 1 when any decision would change (for CI)." },
   OUTPUT_FLAG,
   KUMA_VERSION_FLAG,

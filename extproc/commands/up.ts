@@ -54,7 +54,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const cpConfig: ControlPlaneConfig = upConfig;
   pinnedKumaVersion(cpConfig.kumaVersion);
   const { config: runFlags } = resolveConfig(RUN_FLAGS, parsed.rest, env);
-  const base = checkEnvoyConfig(checkSidecarConfig(runFlags as SidecarConfig & EnvoyConfig)) as SidecarConfig & EnvoyConfig;
+  const base = checkEnvoyConfig(checkSidecarConfig(runFlags as SidecarConfig & EnvoyConfig, undefined, true)) as SidecarConfig & EnvoyConfig;
   const log = createLogger(cpConfig.logLevel);
   const stateDir = join(cpConfig.dataDir, "..");
 

@@ -21,6 +21,9 @@ export const CONTROL_PLANE_FLAGS = [
   { key: "offlineGcAgeMs", flag: "offline-gc-age", type: "duration", default: 72 * 3_600_000, min: 100, help: "Offline dataplanes last seen longer ago than this are deleted (Kuma's dataplaneCleanupAge)." },
   { key: "kumaVersion", flag: "kuma-version", type: "string", default: DEFAULT_KUMA_VERSION, help: "Kuma release whose policy semantics and validation this control plane follows (2.5 to 2.14); reported as basedOnKuma by GET /." },
   { key: "maxBodyBytes", flag: "max-body-bytes", type: "int", default: 1 << 20, min: 1024, help: "Largest accepted request body, in bytes." },
+  // decision samples pushed by sidecars (--decision-log-push), held in memory for dry runs (docs/control-plane.md)
+  { key: "decisionSamplesPerDataplane", flag: "decision-samples-per-dataplane", type: "int", default: 1000, min: 1, help: "Most decision records held per dataplane (its newest); a push of more is refused with 413. Held in memory only: a restart starts empty." },
+  { key: "decisionSamplesMaxBytes", flag: "decision-samples-max-bytes", type: "int", default: 64 << 20, min: 1024, help: "Most bytes of decision records held across all dataplanes; past it the oldest records of the dataplane holding the most go first." },
   { key: "logLevel", flag: "log-level", type: "enum", values: ["trace", "debug", "info", "warn", "error", "fatal", "silent"], default: "info", help: "Log level of the JSON log lines on stdout." },
 ] as const satisfies readonly FlagSpec[];
 

@@ -40,6 +40,10 @@ export const SIDECAR_FLAGS = [
   { key: "decisionLogMaxBytes", flag: "decision-log-max-bytes", type: "int", default: 100 * 1024 * 1024, min: 4096, help: "Rotate the decision-log file when the next write would pass this size (PATH → PATH.1 → …)." },
   { key: "decisionLogMaxFiles", flag: "decision-log-max-files", type: "int", default: 3, min: 1, help: "Rotated decision-log files kept (PATH.1 … PATH.N)." },
   { key: "decisionLogBufferBytes", flag: "decision-log-buffer-bytes", type: "int", default: 4 * 1024 * 1024, min: 1024, help: "Decision-log bytes held while the writer catches up; lines past it are dropped and counted (meshext_decision_log_dropped_total)." },
+  { key: "decisionLogPush", flag: "decision-log-push", type: "bool", default: false, help: "Also send a bounded sample of the decision records to the --control-plane (POST …/dataplanes/{name}/_decision-samples), for its dry runs' what-if; off: no record leaves the sidecar. The records are those --decision-log-sample, -headers and -query select; --decision-log may stay off." },
+  { key: "decisionLogPushMaxRecords", flag: "decision-log-push-max-records", type: "int", default: 500, min: 1, help: "Most records sent per --decision-log-push-interval: a uniform sample of the interval's records (reservoir sampling); the rest are counted as dropped (sampled_out)." },
+  { key: "decisionLogPushIntervalMs", flag: "decision-log-push-interval", type: "duration", default: 10000, min: 100, help: "How often the sampled records are sent; a failed send drops them (counted), it is not retried." },
+  { key: "decisionLogPushBatchBytes", flag: "decision-log-push-batch-bytes", type: "int", default: 256 * 1024, min: 1024, help: "Largest POST body: a sample larger than this goes in several; one record larger than it is dropped (too_large). Keep it under the control plane's --max-body-bytes." },
   // drain
   { key: "envoyAdmin", flag: "envoy-admin", type: "url", default: "", help: "Envoy admin URL (e.g. http://127.0.0.1:9901); empty: no Envoy calls." },
   { key: "inboundStatPrefix", flag: "inbound-stat-prefix", type: "string", default: "inbound", help: "stat_prefix of Envoy's inbound HTTP connection manager (for in-flight requests)." },
@@ -60,8 +64,11 @@ export function loadSidecarConfig(argv: readonly string[], env: NodeJS.ProcessEn
   return { config: checkSidecarConfig(config, parsed), parsed };
 }
 
-/** The checks that span sidecar flags; throws ConfigError naming them (and where each value came from, given `parsed`). */
-export function checkSidecarConfig<C extends SidecarConfig>(config: C, parsed?: Pick<ParsedArgs, "sources">): C {
+/**
+ * The checks that span sidecar flags; throws ConfigError naming them (and where each value came from, given `parsed`).
+ * `controlPlaneImplied`: the command supplies the control plane itself (`meshext up`).
+ */
+export function checkSidecarConfig<C extends SidecarConfig>(config: C, parsed?: Pick<ParsedArgs, "sources">, controlPlaneImplied = false): C {
   const flag = (key: (typeof SIDECAR_FLAGS)[number]["key"]) => (parsed ? flagWithSource(parsed, SIDECAR_FLAGS.find((f) => f.key === key)!) : `--${SIDECAR_FLAGS.find((f) => f.key === key)!.flag}`);
   if (config.drainMinMs > config.drainTimeMs) {
     throw new ConfigError(`${flag("drainMinMs")} (${config.drainMinMs}ms) must not exceed ${flag("drainTimeMs")} (${config.drainTimeMs}ms)`);
@@ -71,6 +78,9 @@ export function checkSidecarConfig<C extends SidecarConfig>(config: C, parsed?: 
   }
   pinnedKumaVersion(config.kumaVersion);
   checkPodFlags(config);
+  if (config.decisionLogPush && !config.controlPlane && !controlPlaneImplied) {
+    throw new ConfigError(`${flag("decisionLogPush")} needs --control-plane: the records are sent to it`);
+  }
   if (config.policies && config.controlPlane) {
     throw new ConfigError(`${flag("policies")} and ${flag("controlPlane")} are exclusive: pick one policy source`);
   }

@@ -4,6 +4,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES } from "../kuma-rest/resources.js";
 import { collectProcessMetrics } from "../process-metrics.js";
 import type { DataplaneRegistry, DataplaneState } from "./dataplanes.js";
+import type { DecisionSamples } from "./decision-samples.js";
 import type { ResourceStore } from "./store.js";
 import type { ChangeNotifier } from "./watch.js";
 import type { PolicySetIndex } from "./policy-sets.js";
@@ -24,7 +25,7 @@ export interface ControlPlaneMetrics {
   startRequest(method: string, url: URL, headers: Record<string, string | string[] | undefined>): (status: number) => void;
 }
 
-export function createControlPlaneMetrics(sources: { notifier: ChangeNotifier; store: ResourceStore; dataplanes: DataplaneRegistry; policySets?: PolicySetIndex }): ControlPlaneMetrics {
+export function createControlPlaneMetrics(sources: { notifier: ChangeNotifier; store: ResourceStore; dataplanes: DataplaneRegistry; policySets?: PolicySetIndex; decisionSamples?: DecisionSamples }): ControlPlaneMetrics {
   const registry = new Registry();
   const kinds = [...ALL_TYPES, ...GLOBAL_TYPES].map((t) => t.kind);
   new Gauge({
@@ -80,6 +81,7 @@ export function createControlPlaneMetrics(sources: { notifier: ChangeNotifier; s
       for (const [state, n] of counts) this.set({ state }, n);
     },
   });
+  if (sources.decisionSamples) decisionSampleMetrics(registry, sources.decisionSamples);
   const latency = new Histogram({
     name: `${CONTROL_PLANE_METRIC_PREFIX}http_request_duration_seconds`,
     help: `Control-plane HTTP request time from arrival to reply, by method, route template and status; held long-polls have route="${LONG_POLL_ROUTE}".`,
@@ -98,11 +100,68 @@ export function createControlPlaneMetrics(sources: { notifier: ChangeNotifier; s
   };
 }
 
+/** Records pushed by sidecars (--decision-log-push): taken, let go by reason, pushes by answer, and held now. */
+function decisionSampleMetrics(registry: Registry, samples: DecisionSamples): void {
+  const registers = [registry];
+  let receivedSeen = 0;
+  new Counter({
+    name: `${CONTROL_PLANE_METRIC_PREFIX}decision_samples_received_total`,
+    help: "Decision records accepted from sidecars (POST …/dataplanes/{name}/_decision-samples).",
+    registers,
+    collect() {
+      this.inc(samples.received - receivedSeen);
+      receivedSeen = samples.received;
+    },
+  });
+  const droppedSeen = new Map<string, number>();
+  new Counter({
+    name: `${CONTROL_PLANE_METRIC_PREFIX}decision_samples_dropped_total`,
+    help: "Decision records let go, by reason: ring_full (a dataplane's newest --decision-samples-per-dataplane are kept), memory_limit (--decision-samples-max-bytes), dataplane_removed, refused (in a push answered 400 or 413).",
+    labelNames: ["reason"],
+    registers,
+    collect() {
+      for (const [reason, n] of samples.dropped) {
+        this.inc({ reason }, n - (droppedSeen.get(reason) ?? 0));
+        droppedSeen.set(reason, n);
+      }
+    },
+  });
+  const pushesSeen = new Map<string, number>();
+  new Counter({
+    name: `${CONTROL_PLANE_METRIC_PREFIX}decision_sample_pushes_total`,
+    help: "Decision-sample pushes by answer: accepted, malformed (400), too_large (413), unknown_dataplane (404).",
+    labelNames: ["result"],
+    registers,
+    collect() {
+      for (const [result, n] of samples.pushes) {
+        this.inc({ result }, n - (pushesSeen.get(result) ?? 0));
+        pushesSeen.set(result, n);
+      }
+    },
+  });
+  new Gauge({
+    name: `${CONTROL_PLANE_METRIC_PREFIX}decision_samples`,
+    help: "Decision records held right now, across all dataplanes (in memory).",
+    registers,
+    collect() {
+      this.set(samples.records);
+    },
+  });
+  new Gauge({
+    name: `${CONTROL_PLANE_METRIC_PREFIX}decision_sample_bytes`,
+    help: "Bytes of the decision records held right now (bounded by --decision-samples-max-bytes).",
+    registers,
+    collect() {
+      this.set(samples.bytes);
+    },
+  });
+}
+
 function isLongPoll(url: URL, headers: Record<string, string | string[] | undefined>): boolean {
   return Boolean(url.searchParams.get("wait")) && headers["if-none-match"] !== undefined;
 }
 
-const MESH_SUBRESOURCES = new Set(["_heartbeat", "_rules", "_policy-set"]);
+const MESH_SUBRESOURCES = new Set(["_heartbeat", "_rules", "_policy-set", "_decision-samples"]);
 
 /** The path as a bounded template (names and meshes replaced), "other" for anything outside the API's shapes. */
 export function routeTemplate(pathname: string): string {

@@ -2,6 +2,7 @@
 // and the store, registries and settings a route works on. routes.ts composes the routes; none imports it.
 import type { KumaVersion } from "../kuma-rest/kuma-version.js";
 import type { DataplaneRegistry } from "./dataplanes.js";
+import type { DecisionSamples } from "./decision-samples.js";
 import type { PolicySetIndex } from "./policy-sets.js";
 import type { BodyLimits } from "./safety.js";
 import type { ResourceStore } from "./store.js";
@@ -31,6 +32,8 @@ export interface RouteContext {
   notifier: ChangeNotifier;
   /** Each Dataplane's own policy set (GET …/dataplanes/{name}/_policy-set). */
   policySets: PolicySetIndex;
+  /** Decision records pushed by sidecars (--decision-log-push), for dry runs. */
+  decisionSamples: DecisionSamples;
   token: string;
   limits: BodyLimits;
   /** meshext's own version (`version` in `GET /`). */

@@ -6,6 +6,7 @@ import { timingSafeEqual } from "node:crypto";
 import { hostname } from "node:os";
 import { referenceRelease } from "../kuma-rest/kuma-version.js";
 import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES, globalTypeByPlural, POLICY_TYPES, type Resource, type ResourceType, typeByPlural } from "../kuma-rest/resources.js";
+import { postDecisionSamples } from "./decision-sample-routes.js";
 import { dryRunReply, isDryRun } from "./dry-run.js";
 import { dataplaneRules, policyDataplanes } from "./inspect-routes.js";
 import { proxyInspect } from "./inspect-proxy-routes.js";
@@ -52,6 +53,7 @@ export async function route(ctx: RouteContext, req: ApiRequest): Promise<ApiRepl
       );
     }
     if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_heartbeat") return only(req, ["POST"], () => heartbeat(ctx, req, mesh, name));
+    if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_decision-samples") return only(req, ["POST"], () => postDecisionSamples(ctx, req, mesh, name));
     if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_rules") return only(req, ["GET"], () => dataplaneRules(ctx, mesh, name));
     if (seg.length === 5 && type === DATAPLANE_TYPE && seg[4] === "_policy-set") return only(req, ["GET"], () => dataplanePolicySet(ctx, req, mesh, name));
     const proxyView = type === DATAPLANE_TYPE ? proxyInspect(ctx, mesh, name, seg.slice(4)) : undefined;
@@ -135,7 +137,7 @@ async function put(ctx: RouteContext, req: ApiRequest, type: ResourceType, mesh:
   const violations = validateResource(type, mesh, name, doc, ctx.kumaVersion);
   if (violations.length) throw invalidResource(violations);
   const resource = { ...(doc as Record<string, unknown>), type: type.kind, mesh, name } as Resource;
-  if (isDryRun(req)) return dryRunReply(ctx, type, stripServerFields(resource));
+  if (isDryRun(req)) return dryRunReply(ctx, req, type, stripServerFields(resource));
   const { created, resource: stored } =
     type === DATAPLANE_TYPE ? await ctx.dataplanes.register(mesh, name, resource) : await ctx.store.put(type, stripServerFields(resource));
   const warnings = POLICY_TYPES.includes(type) ? (validatePolicyObject(resource, ctx.kumaVersion).policy?.warnings ?? []) : [];

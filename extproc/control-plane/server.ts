@@ -5,7 +5,10 @@ import type { AddressInfo } from "node:net";
 import { splitHostPort } from "../host-port.js";
 import { DEFAULT_KUMA_VERSION, type KumaVersion } from "../kuma-rest/kuma-version.js";
 import type { Logger } from "../log.js";
+import { CONTROL_PLANE_FLAGS } from "../config/control-plane.js";
+import { DATAPLANE_TYPE } from "../kuma-rest/resources.js";
 import { DataplaneRegistry } from "./dataplanes.js";
+import { type DecisionSampleLimits, DecisionSamples } from "./decision-samples.js";
 import { type ControlPlaneMetrics, createControlPlaneMetrics } from "./metrics.js";
 import { ApiError, methodNotAllowed } from "./problems.js";
 import { type ApiReply, route, type RouteContext } from "./routes.js";
@@ -29,6 +32,8 @@ export interface ControlPlaneOptions {
   version?: string;
   /** The Kuma release this control plane emulates (reported as `basedOnKuma`). @default "2.14" */
   kumaVersion?: KumaVersion;
+  /** Bounds of the decision records sidecars push. @default the --decision-samples-* flag defaults */
+  decisionSamples?: Partial<DecisionSampleLimits>;
 }
 
 export interface RunningControlPlane {
@@ -43,6 +48,10 @@ export interface RunningControlPlane {
 export const DEFAULT_OFFLINE_TIMEOUT_MS = 30_000;
 export const DEFAULT_OFFLINE_GC_AGE_MS = 72 * 3_600_000;
 
+const flagDefault = (key: string) => CONTROL_PLANE_FLAGS.find((f) => f.key === key)!.default as number;
+/** The flag table's defaults (config/control-plane.ts), for callers that start a control plane without flags. */
+const DEFAULT_DECISION_SAMPLE_LIMITS: DecisionSampleLimits = { perDataplane: flagDefault("decisionSamplesPerDataplane"), maxBytes: flagDefault("decisionSamplesMaxBytes") };
+
 export async function startControlPlane(opts: ControlPlaneOptions, log: Logger): Promise<RunningControlPlane> {
   const store = await ResourceStore.open(opts.dataDir, log);
   const notifier = new ChangeNotifier();
@@ -53,18 +62,23 @@ export async function startControlPlane(opts: ControlPlaneOptions, log: Logger):
     log,
   );
   const kumaVersion = opts.kumaVersion ?? DEFAULT_KUMA_VERSION;
+  const decisionSamples = new DecisionSamples({ ...DEFAULT_DECISION_SAMPLE_LIMITS, ...opts.decisionSamples });
+  store.on("change", (change) => {
+    if (change.kind === DATAPLANE_TYPE.kind && change.op === "delete" && change.mesh !== undefined) decisionSamples.remove(change.mesh, change.name);
+  });
   const policySets = new PolicySetIndex(store, notifier, kumaVersion);
   const ctx: RouteContext = {
     store,
     dataplanes,
     notifier,
     policySets,
+    decisionSamples,
     token: opts.token ?? "",
     limits: { ...DEFAULT_BODY_LIMITS, ...opts.limits },
     version: opts.version ?? "0.1.0",
     kumaVersion,
   };
-  const metrics = createControlPlaneMetrics({ notifier, store, dataplanes, policySets });
+  const metrics = createControlPlaneMetrics({ notifier, store, dataplanes, policySets, decisionSamples });
   const server = createServer((req, res) => void handle(ctx, metrics, log, req, res));
   server.keepAliveTimeout = 5000;
   server.requestTimeout = 120_000;

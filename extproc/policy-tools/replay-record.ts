@@ -37,6 +37,11 @@ export function readRecord(line: string): ReplayInput | { malformed: string } {
   } catch {
     return { malformed: "not JSON" };
   }
+  return recordFrom(raw);
+}
+
+/** A parsed log line (or a record pushed to the control plane) as a replay input, or `malformed` with why. */
+export function recordFrom(raw: unknown): ReplayInput | { malformed: string } {
   if (!isObj(raw)) return { malformed: "not a JSON object" };
   const r = raw;
   if ((r.direction !== "inbound" && r.direction !== "outbound") || !str(r.method) || !str(r.path) || !str(r.authority) || !str(r.outcome) || !OUTCOMES.has(r.outcome) || !str(r.kind)) {

@@ -67,6 +67,9 @@ interface DataplaneReplay {
 
 const MALFORMED_EXAMPLES = 5;
 
+/** Changed decisions shown in full unless asked otherwise (`what-if --examples`, a dry run's `?examples=`). */
+export const DEFAULT_WHAT_IF_EXAMPLES = 20;
+
 export class Replayer {
   private readonly replays = new Map<Dataplane, DataplaneReplay>();
   private random = FAULTS_NEVER;

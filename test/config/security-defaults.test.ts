@@ -38,6 +38,7 @@ const PINS: Pin[] = [
   sidecar("maxStreamsPerConnection", 0, "no connection rotation: through a real Envoy it fails streams and saves none"),
   sidecar("maxMessageTimeoutMs", 0, "Envoy may not extend a message timeout unless allowed"),
   sidecar("envoyAdmin", "", "no calls to an Envoy admin API unless named"),
+  sidecar("decisionLogPush", false, "no decision record (paths, client identities) leaves the sidecar unless asked"),
   controlPlane("listen", "127.0.0.1:5681", "unauthenticated writes only from the host"),
   controlPlane("token", "", "no built-in secret; a non-loopback listener then refuses to start"),
   controlPlane("maxBodyBytes", 1 << 20, "bounded request bodies"),

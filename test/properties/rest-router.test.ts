@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { silentLogger } from "../../extproc/log.js";
 import { DataplaneRegistry } from "../../extproc/control-plane/dataplanes.js";
+import { DecisionSamples } from "../../extproc/control-plane/decision-samples.js";
 import { ApiError } from "../../extproc/control-plane/problems.js";
 import { route, type RouteContext } from "../../extproc/control-plane/routes.js";
 import { PolicySetIndex } from "../../extproc/control-plane/policy-sets.js";
@@ -28,12 +29,12 @@ async function context(t: import("ava").ExecutionContext): Promise<RouteContext>
     await store.flush();
     await dir.remove();
   });
-  return { store, dataplanes, notifier, policySets: new PolicySetIndex(store, notifier, DEFAULT_KUMA_VERSION), token: "", limits: DEFAULT_BODY_LIMITS, version: "test", kumaVersion: DEFAULT_KUMA_VERSION };
+  return { store, dataplanes, notifier, policySets: new PolicySetIndex(store, notifier, DEFAULT_KUMA_VERSION), decisionSamples: new DecisionSamples({ perDataplane: 100, maxBytes: 1 << 20 }), token: "", limits: DEFAULT_BODY_LIMITS, version: "test", kumaVersion: DEFAULT_KUMA_VERSION };
 }
 
 const never = new Promise<void>(() => {});
 const segment = fc.oneof(
-  fc.constantFrom("meshes", "default", "meshtrafficpermissions", "dataplanes", "containerpatches", "_heartbeat", "_resources", "meshhttproutes", "%", "%zz", "%E0%A4", "..", ".", "a%2Fb"),
+  fc.constantFrom("meshes", "default", "meshtrafficpermissions", "dataplanes", "containerpatches", "_heartbeat", "_decision-samples", "_resources", "meshhttproutes", "%", "%zz", "%E0%A4", "..", ".", "a%2Fb"),
   fc.string({ maxLength: 12 }).map(encodeURIComponent),
   fc.string({ maxLength: 12 }),
 );
