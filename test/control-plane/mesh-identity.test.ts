@@ -2,20 +2,9 @@
 // DELETE, long-poll), rejects a malformed one with every violation while the stored one stays, describes both in
 // /_resources as Kuma 2.14 does, and puts them in the per-dataplane policy set where they apply.
 import test from "ava";
-import { call, controlPlaneFor, dataplane } from "./helpers.js";
+import { call, controlPlaneFor, dataplane, meshIdentity as identity } from "./helpers.js";
 
 const PEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIRAOZ0\n-----END CERTIFICATE-----\n";
-
-export const identity = (name: string, matchLabels: Record<string, string>, trustDomain = "{{ .Mesh }}.zone-1.mesh.local") => ({
-  type: "MeshIdentity",
-  mesh: "default",
-  name,
-  spec: {
-    selector: { dataplane: { matchLabels } },
-    spiffeID: { trustDomain, path: "/workload/{{ .Workload }}" },
-    provider: { type: "Bundled", bundled: { meshTrustCreation: "Enabled", autogenerate: { enabled: true } } },
-  },
-});
 
 const trust = (name: string, trustDomain: string) => ({ type: "MeshTrust", mesh: "default", name, spec: { trustDomain, caBundles: [{ type: "Pem", pem: { value: PEM } }] } });
 
