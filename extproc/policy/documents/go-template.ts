@@ -16,6 +16,7 @@ export function goTemplateError(text: string): string | undefined {
     if (start < 0) break;
     const line = lineOf(text, start);
     const end = actionEnd(text, start + 2);
+    if (end === UNTERMINATED) return `template: :${line}: unterminated quoted string`;
     if (end < 0) return `template: :${line}: unclosed action`;
     let body = text.slice(start + 2, end);
     if (body.startsWith("- ")) body = body.slice(1);
@@ -53,13 +54,15 @@ function lineOf(text: string, index: number): number {
   return line;
 }
 
+const UNTERMINATED = -2;
+
 /** Index of the `}}` closing the action that starts at `from`, skipping quoted strings; -1 when there is none. */
 function actionEnd(text: string, from: number): number {
   for (let i = from; i < text.length; i++) {
     const c = text[i];
     if (c === '"' || c === "`") {
       const close = c === '"' ? closingQuote(text, i) : text.indexOf("`", i + 1);
-      if (close < 0) return -1;
+      if (close < 0) return UNTERMINATED;
       i = close;
     } else if (c === "}" && text[i + 1] === "}") return i;
   }
