@@ -26,7 +26,7 @@ export interface VersionTraits {
   sniMatches: boolean;
   /** A rule with N `matches` becomes N rules sorted by match specificity (v2.14.0); before, entries stay as written. */
   ruleMatchExpansion: boolean;
-  /** MeshIdentity exists (2.12.0): a proxy it gives a workload identity has mTLS, whatever the Mesh says. */
+  /** MeshIdentity/MeshTrust exist (2.12.0): an identity turns mTLS on whatever the Mesh says; without one, Mesh mTLS off is plaintext. */
   meshIdentity: boolean;
   /** A proxy with a MeshIdentity takes the MTP rules path even without rules (deny all), ignoring `from` (v2.14.0). */
   mtpIdentityRulesPath: boolean;
