@@ -1,8 +1,14 @@
 // The embedded control plane stores MeshIdentity and MeshTrust per mesh in Kuma's REST shape (PUT, GET, list,
 // DELETE, long-poll), rejects a malformed one with every violation while the stored one stays, describes both in
-// /_resources as Kuma 2.14 does, and puts them in the per-dataplane policy set where they apply.
+// /_resources as Kuma 2.14 does, puts them in the per-dataplane policy set where they apply, and seeds them.
 import test from "ava";
-import { call, controlPlaneFor, dataplane, meshIdentity as identity } from "./helpers.js";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { seedFromDir } from "../../extproc/control-plane/seed.js";
+import { ResourceStore } from "../../extproc/control-plane/store.js";
+import { silentLogger } from "../../extproc/log.js";
+import { call, controlPlaneFor, dataplane, meshIdentity as identity, tempDir } from "./helpers.js";
 
 const PEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIRAOZ0\n-----END CERTIFICATE-----\n";
 
@@ -93,4 +99,16 @@ test("mesh identity › given Dataplanes with other labels, when their policy se
   const webEtag = (await call(cp.url, "GET", "/meshes/default/dataplanes/web-1/_policy-set")).headers.get("etag");
   await call(cp.url, "PUT", "/meshes/default/meshidentities/orders", identity("orders", { app: "orders" }, "orders.mesh.local"));
   t.is((await call(cp.url, "GET", "/meshes/default/dataplanes/web-1/_policy-set")).headers.get("etag"), webEtag);
+});
+
+test("mesh identity › given a seed directory with a valid and a malformed MeshIdentity, when the store is seeded, then only the valid one is stored", async (t) => {
+  const dir = await tempDir();
+  t.teardown(() => dir.remove());
+  const seed = join(dir.path, "seed");
+  await mkdir(seed);
+  const bad = { ...identity("bad", { app: "web" }), spec: { provider: { type: "Bundled" } } };
+  await writeFile(join(seed, "identities.yaml"), [identity("orders", { app: "orders" }), bad].map((d) => stringify(d)).join("---\n"));
+  const store = await ResourceStore.open(join(dir.path, "data"), silentLogger());
+  t.is(await seedFromDir(store, seed, silentLogger()), 1);
+  t.deepEqual(store.list("MeshIdentity", "default").map((r) => r.name), ["orders"]);
 });
