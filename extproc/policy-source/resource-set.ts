@@ -74,6 +74,16 @@ export function validateFetched(items: readonly Resource[], mesh: string, kumaVe
   return set;
 }
 
+/** The fresh set's resources followed by the last good versions kept for rejected ones, kind by kind. */
+export function mergeResources(fresh: MeshResources, kept: MeshResources): MeshResources {
+  return {
+    meshes: [...fresh.meshes, ...kept.meshes],
+    services: [...fresh.services, ...kept.services],
+    identities: [...(fresh.identities ?? []), ...(kept.identities ?? [])],
+    trusts: [...(fresh.trusts ?? []), ...(kept.trusts ?? [])],
+  };
+}
+
 /** Deepest nesting accepted in one fetched item (the YAML bound's depth); deeper ones are rejected unread. */
 export const MAX_ITEM_DEPTH = 64;
 
