@@ -37,6 +37,7 @@ const PEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIRAOZ0\n-----END CER
 interface Explained {
   decision: { explain: { action: string; kind: string; reason: string } };
   client: { source: string };
+  proxy: { mtls: string; identity?: string; trustDomains?: string[] };
 }
 
 /** /explain for a request whose TLS peer certificate carries `uri` (Envoy's uri_san_peer_certificate). */
@@ -60,6 +61,7 @@ test("mesh identity (sidecar) › a MeshIdentity written to the control plane tu
   const plain = await explain(sidecar.adminUrl, spiffeOf("intruder"));
   t.is(plain.decision.explain.action, "allow");
   t.is(plain.client.source, "none", "no peer identity on a plaintext inbound");
+  t.deepEqual(plain.proxy, { mtls: "off" });
 
   // when a MeshIdentity selecting orders is written: mTLS on, the MTP's SPIFFE rule decides
   t.is((await call(cp.url, "PUT", "/meshes/default/meshidentities/orders", identity("orders", { app: "orders" }))).status, 201);
@@ -68,12 +70,14 @@ test("mesh identity (sidecar) › a MeshIdentity written to the control plane tu
   t.is(web.decision.explain.action, "allow");
   t.is(web.decision.explain.kind, "MeshTrafficPermission");
   t.is(web.client.source, "peer-cert");
+  t.deepEqual(web.proxy, { mtls: "on", identity: "orders" });
 
   // and a MeshTrust limits peers to its trust domain (Kuma's SPIFFE validator refuses others in the handshake)
   const trust = { type: "MeshTrust", mesh: "default", name: "zone-1", spec: { trustDomain: "default.zone-1.mesh.local", caBundles: [{ type: "Pem", pem: { value: PEM } }] } };
   await call(cp.url, "PUT", "/meshes/default/meshtrusts/zone-1", trust);
   t.true(await eventually(async () => (await explain(sidecar.adminUrl, spiffeOf("web", "default.zone-2.mesh.local"))).decision.explain.reason.includes("trust domain default.zone-2.mesh.local"), 10_000));
   t.is((await explain(sidecar.adminUrl, spiffeOf("web"))).decision.explain.action, "allow");
+  t.deepEqual((await explain(sidecar.adminUrl, spiffeOf("web"))).proxy.trustDomains, ["default.zone-1.mesh.local"]);
 
   // when a malformed version is written, it is refused with violations and the stored one stays in force
   const bad = { ...identity("orders", { app: "orders" }), spec: { ...identity("orders", { app: "orders" }).spec, provider: { type: "Vault" } } };
