@@ -12,7 +12,7 @@ import { POLICY_SET_WATCH, PolicySetReader } from "./http-policy-set.js";
 import { keepLastGoodBy, kindAndName, withFailClosedMeshes } from "./last-good.js";
 import { reportRejected } from "./http-rejected.js";
 import { PolicySourceMetrics } from "./metrics.js";
-import { FETCHED_TYPES, isOptionalType, MAX_ITEM_DEPTH, nestsDeeperThan, stripVolatile, validateFetched } from "./resource-set.js";
+import { FETCHED_TYPES, isOptionalType, MAX_ITEM_DEPTH, mergeResources, nestsDeeperThan, stripVolatile, validateFetched } from "./resource-set.js";
 import type { MeshResources } from "../policy/documents/resources.js";
 import type { PolicySource, RejectedPolicy } from "./source.js";
 import type { HttpPolicySourceOptions, SyncStatus } from "./http-source-options.js";
@@ -218,11 +218,8 @@ export class HttpPolicySource implements PolicySource {
     const keptItems = keepLastGoodBy(fresh.good, refused, this.inForceItems.size > 0 ? [...this.inForceItems.values()] : undefined, itemKey).slice(fresh.good.length);
     const kept = validateFetched(keptItems, this.opts.mesh, this.opts.kumaVersion, sourceOf);
     const policies = [...fresh.policies, ...kept.policies];
-    const resources: MeshResources = {
-      meshes: withFailClosedMeshes([...fresh.resources.meshes, ...kept.resources.meshes], refused) as MeshResources["meshes"],
-      services: [...fresh.resources.services, ...kept.resources.services],
-      identities: [...(fresh.resources.identities ?? []), ...(kept.resources.identities ?? [])],
-    };
+    const both = mergeResources(fresh.resources, kept.resources);
+    const resources: MeshResources = { ...both, meshes: withFailClosedMeshes(both.meshes, refused) as MeshResources["meshes"] };
     const goodItems = new Map<string, Resource>();
     for (const item of [...fresh.good, ...kept.good]) goodItems.set(itemKey(item), item);
     const keptKeys = new Set(kept.good.map(itemKey));

@@ -34,6 +34,8 @@ export interface ExplainReport {
   inbound?: { name: string; tags: Readonly<Record<string, string>> };
   destination?: string;
   client?: { source: string; tags: Record<string, string[]>; ignored: string[] };
+  /** Inbound: this proxy's mTLS as the engine sees it (Mesh resource and MeshIdentity, 2.12+) and the MeshTrusts' trust domains. */
+  proxy?: { mtls: "on" | "off" | "unknown"; identity?: string; trustDomains?: string[] };
   policies: PolicyReport[];
   merged: Record<string, unknown>;
   regions?: Record<string, Array<{ subset: Tag[]; conf: unknown; from: string[] }>>;
@@ -111,6 +113,11 @@ export function explainRequest(engine: PolicyEngine, input: ExplainInput): Expla
     report.client = { source, tags: tagSetToObject(ev.identity.tags), ignored: ev.identity.ignored };
   }
   if (ev.inbound) report.inbound = { name: ev.inbound.inbound.name, tags: ev.inbound.inbound.tags };
+  if (ev.snapshot) {
+    const { identity, mtls, trustDomains } = ev.snapshot;
+    const state = identity !== undefined || mtls === true ? "on" : mtls === false ? "off" : "unknown";
+    report.proxy = { mtls: state, ...(identity !== undefined ? { identity } : {}), ...(trustDomains ? { trustDomains: [...trustDomains].sort() } : {}) };
+  }
   report.regions = {};
   for (const t of ev.trace) {
     if (t.rules) {
