@@ -40,7 +40,7 @@ export interface MtpEnv {
 }
 
 /** undefined: no MTP selects the inbound and the mesh's state says everything is allowed. */
-export function decideMtp(plan: InboundPlan, client: ClientFacts, clientKey: string, who: Who, env: MtpEnv): MtpOutcome | undefined {
+export function decideMtp(plan: InboundPlan, client: ClientFacts, who: Who, env: MtpEnv): MtpOutcome | undefined {
   const name = plan.inbound.name;
   const identityPath = env.identity !== undefined && env.traits.mtpIdentityRulesPath;
   if (env.mtls === false && !identityPath) {
@@ -60,7 +60,7 @@ export function decideMtp(plan: InboundPlan, client: ClientFacts, clientKey: str
     return { explain, denied: true, outcome: "deny (MeshIdentity without MTP rules)" };
   }
   const from = plan.from.MeshTrafficPermission;
-  if (from) return legacy(from, client, clientKey, who(), name);
+  if (from) return legacy(from, client, who(), name);
   if (env.mtls === true) {
     const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", reason: `${who()}: mesh mTLS is on and no MeshTrafficPermission selects inbound ${name} (deny all)` };
     return { explain, denied: true, outcome: "deny (no MeshTrafficPermission under mTLS)" };
@@ -112,8 +112,8 @@ function noHit(plan: RulesPlan, describe: string): MtpOutcome {
   return { explain, denied: true, outcome: "deny (default)" };
 }
 
-function legacy(mtp: NonNullable<InboundPlan["from"]["MeshTrafficPermission"]>, client: ClientFacts, clientKey: string, describe: string, inbound: string): MtpOutcome {
-  const matches = matchFrom(mtp, client.tags, clientKey);
+function legacy(mtp: NonNullable<InboundPlan["from"]["MeshTrafficPermission"]>, client: ClientFacts, describe: string, inbound: string): MtpOutcome {
+  const matches = matchFrom(mtp, client.tags);
   const allowing = matches.filter((m) => ALLOWING.has(String(m.conf.action)));
   if (allowing.length === 0) {
     const item = matches[0] ? decidingItem(matches[0], "action") : undefined;
