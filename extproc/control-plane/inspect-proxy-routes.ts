@@ -2,7 +2,7 @@
 // `GET /meshes/{mesh}/dataplanes/{name}/_policies`, `…/_inbounds/{inbound-kri}/_policies`,
 // `…/_outbounds/{kri}/_routes`, `…/_outbounds/{kri}/_policies` and `…/_outbounds/{kri}/_routes/{route-kri}/_policies`,
 // answered by the pure views in policy/views/inspect-policies.ts and inspect-outbound-policies.ts.
-import { DATAPLANE_TYPE } from "../kuma-rest/resources.js";
+import { DATAPLANE_TYPE, MESH_TYPE } from "../kuma-rest/resources.js";
 import { dataplaneFromObject } from "../policy/documents/dataplane.js";
 import { inboundPolicies, outboundRoutes, parseKri, proxyPolicies, type Kri } from "../policy/views/inspect-policies.js";
 import { outboundPolicies, routePolicies } from "../policy/views/inspect-outbound-policies.js";
@@ -24,6 +24,9 @@ export function proxyInspect(ctx: RouteContext, mesh: string, name: string, rest
     if (!stored) throw new ApiError(404, "Could not retrieve Dataplane", "Not found");
     const dataplane = dataplaneFromObject(stored).dataplane;
     if (!dataplane) throw new ApiError(400, "Could not process a resource", `Dataplane ${mesh}/${name} cannot be read by the policy engine`);
+    // Kuma serves these views only for a mesh whose MeshServices are Exclusive (getPoliciesConf).
+    const meshServices = (ctx.store.getGlobal(MESH_TYPE.kind, mesh) as { meshServices?: { mode?: string } } | undefined)?.meshServices;
+    if (meshServices?.mode !== "Exclusive") throw badRequest("bad request: can't use _policies endpoint without meshService enabled");
     if (isPolicies) return { status: 200, body: proxyPolicies() };
     // Kuma reads the outbound (or inbound) KRI first, then the route's: the first malformed one is the 400.
     const kri = kriOrBadRequest(rest[1]!);
