@@ -9,7 +9,7 @@ import { portSectionName, NO_RESOURCES, type ServiceResource } from "../document
 import { KIND_TRAITS, POLICY_TYPES, type Policy, type PolicyType } from "../model/types.js";
 import { mergeOrderOrigins, policyKri, type InspectOptions } from "./inspect.js";
 import { refResolvesTo, type Destination } from "../plans/destinations.js";
-import { INSPECT_ORDER } from "./inspect-rules.js";
+import { INSPECT_ORDER, withDefaultWeights } from "./inspect-rules.js";
 
 /** A parsed KRI (kri.FromString): `kri_<short>_<mesh>_<zone>_<namespace>_<name>_<section>`. */
 export interface Kri {
@@ -93,7 +93,9 @@ export function outboundRoutes(policies: readonly Policy[], dp: Dataplane, outbo
   if (table.rules.length === 0) return { routes: [] };
   const entries = [...plan.meshEntries, ...plan.entries.filter((e) => refResolvesTo(e.item.targetRef, e.policy, dest))];
   const origins = mergeOrderOrigins(entries, snap.traits).map((o) => ({ kri: policyKri(byMeta(entries.map((e) => e.policy), o.resourceMeta.name)) }));
-  const rules = table.rules.map((r) => ({ conf: r.default, kri: policyKri(r.sources[r.sources.length - 1]!.policy), matches: r.matches }));
+  // Kuma fills in `weight: 1` on backendRefs without one (its _routes/meshservice_meshhttproute golden).
+  const weighted = (withDefaultWeights({ rules: table.rules.map((r) => ({ matches: r.matches, default: r.default })) }) as { rules: Array<{ default: unknown }> }).rules;
+  const rules = table.rules.map((r, i) => ({ conf: weighted[i]!.default, kri: policyKri(r.sources[r.sources.length - 1]!.policy), matches: r.matches }));
   return { routes: [{ kind: "MeshHTTPRoute", origins, rules }] };
 }
 
