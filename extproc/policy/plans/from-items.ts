@@ -25,7 +25,7 @@ export interface FromMatch {
   conf: Conf;
   /** Contributing items in merge order (the last one wins conflicts). */
   items: FromItem[];
-  /** MeshFaultInjection: `conf.http` compiled, set on first use (regions are cached per client). */
+  /** MeshFaultInjection: `conf.http` compiled, set on first use (a region's match is shared by every client in it). */
   faultPlan?: FaultPlan;
   /** MeshRateLimit: `conf.local` compiled, set on first use. */
   limitPlan?: LimitPlan;
