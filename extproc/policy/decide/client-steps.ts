@@ -18,7 +18,7 @@ export interface ClientIdentity extends ClientFacts {
 export interface ClientSteps {
   /** The inbound plan (of the snapshot in force) these steps were worked out for. */
   inbound: InboundPlan;
-  /** tagSetKey of the client's tags: what the legacy `from` paths key their regions by. */
+  /** tagSetKey of the client's tags: how legacy-path reasons name the client. */
   clientKey: string;
   /**
    * One per entry of kinds.ts INBOUND_STEPS, at its index, worked out on first use (a denied client never needs

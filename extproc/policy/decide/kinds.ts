@@ -43,7 +43,7 @@ export const DECIDE_KINDS: { readonly [K in PolicyType]: InboundKind<unknown> | 
       const plan = steps.inbound;
       const legacy = plan.from.MeshTrafficPermission && !(env.identity !== undefined && env.traits.mtpIdentityRulesPath);
       const who = legacy ? byTags(client, steps.clientKey) : byId(client);
-      const mtp = decideMtp(plan, client, steps.clientKey, who, env);
+      const mtp = decideMtp(plan, client, who, env);
       if (!mtp) return null;
       const trace: KindTrace = { kind: "MeshTrafficPermission", matches: mtp.matches ?? NO_MATCHES, outcome: mtp.outcome };
       if (plan.from.MeshTrafficPermission) trace.plan = plan.from.MeshTrafficPermission;
@@ -71,7 +71,7 @@ export const DECIDE_KINDS: { readonly [K in PolicyType]: InboundKind<unknown> | 
       }
       const mfi = plan.from.MeshFaultInjection;
       if (!mfi) return null;
-      const matches = matchFrom(mfi, client.tags, steps.clientKey);
+      const matches = matchFrom(mfi, client.tags);
       const first = matches[0];
       return step(first && (first.faultPlan ??= fromFaultPlan(first)), byTags(client, steps.clientKey), { kind: mfi.kind, plan: mfi, matches }, first ? NO_FAULT_SAMPLED_OUTCOME : NO_RULE);
     },
@@ -101,7 +101,7 @@ export const DECIDE_KINDS: { readonly [K in PolicyType]: InboundKind<unknown> | 
       }
       const mrl = plan.from.MeshRateLimit;
       if (!mrl) return null;
-      const matches = matchFrom(mrl, client.tags, steps.clientKey);
+      const matches = matchFrom(mrl, client.tags);
       const first = matches[0];
       const limit = first ? (first.limitPlan ??= limitPlan(name, first.conf.local, source(decidingItem(first, "local")))) : undefined;
       return step(limit, byTags(client, steps.clientKey), { kind: mrl.kind, plan: mrl, matches }, usualLimitOutcome(limit));

@@ -48,7 +48,7 @@ export function trustDomainOf(spiffe: string | undefined): string | undefined {
 }
 
 /** undefined: no MTP selects the inbound and the mesh's state says everything is allowed. */
-export function decideMtp(plan: InboundPlan, client: ClientFacts, clientKey: string, who: Who, env: MtpEnv): MtpOutcome | undefined {
+export function decideMtp(plan: InboundPlan, client: ClientFacts, who: Who, env: MtpEnv): MtpOutcome | undefined {
   const name = plan.inbound.name;
   const peerDomain = env.trustDomains ? trustDomainOf(client.spiffe) : undefined;
   if (peerDomain !== undefined && !env.trustDomains!.has(peerDomain)) {
@@ -76,7 +76,7 @@ export function decideMtp(plan: InboundPlan, client: ClientFacts, clientKey: str
     return { explain, denied: true, outcome: "deny (MeshIdentity without MTP rules)" };
   }
   const from = plan.from.MeshTrafficPermission;
-  if (from) return legacy(from, client, clientKey, who(), name);
+  if (from) return legacy(from, client, who(), name);
   if (mtls === true) {
     const why = env.mtls === true ? "mesh mTLS is on" : `the proxy has MeshIdentity ${env.identity} (mTLS on)`;
     const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", reason: `${who()}: ${why} and no MeshTrafficPermission selects inbound ${name} (deny all)` };
@@ -129,8 +129,8 @@ function noHit(plan: RulesPlan, describe: string): MtpOutcome {
   return { explain, denied: true, outcome: "deny (default)" };
 }
 
-function legacy(mtp: NonNullable<InboundPlan["from"]["MeshTrafficPermission"]>, client: ClientFacts, clientKey: string, describe: string, inbound: string): MtpOutcome {
-  const matches = matchFrom(mtp, client.tags, clientKey);
+function legacy(mtp: NonNullable<InboundPlan["from"]["MeshTrafficPermission"]>, client: ClientFacts, describe: string, inbound: string): MtpOutcome {
+  const matches = matchFrom(mtp, client.tags);
   const allowing = matches.filter((m) => ALLOWING.has(String(m.conf.action)));
   if (allowing.length === 0) {
     const item = matches[0] ? decidingItem(matches[0], "action") : undefined;

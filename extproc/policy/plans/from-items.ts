@@ -25,7 +25,7 @@ export interface FromMatch {
   conf: Conf;
   /** Contributing items in merge order (the last one wins conflicts). */
   items: FromItem[];
-  /** MeshFaultInjection: `conf.http` compiled, set on first use (regions are cached per client). */
+  /** MeshFaultInjection: `conf.http` compiled, set on first use (a region's match is shared by every client in it). */
   faultPlan?: FaultPlan;
   /** MeshRateLimit: `conf.local` compiled, set on first use. */
   limitPlan?: LimitPlan;
@@ -41,7 +41,15 @@ export interface FromPlan {
   byTag: Map<string, FromItem[]>;
   /** Every positive tag value mentioned per key (Kuma's T). */
   tagValues: Map<string, Set<string>>;
+  /**
+   * The regions a client falls in, by mentionedKey (the client's tags this plan mentions): clients that differ
+   * only in tags no item names (every new client of a mesh, as a rule) share one entry.
+   */
   cache: Map<string, FromMatch[]>;
+  /** Each region's match (null: no item covers it) by positivesKey, merged once however many clients and cliques reach it. */
+  regions: Map<string, FromMatch | null>;
+  /** Regions merged so far (mergeConfs runs): grows with the distinct regions clients reach, not with clients. */
+  merges: number;
   /** Kuma's maximal cliques (kumahq/kuma #15412), as each one's tag values per key, in Kuma's group order; absent: one region over all keys. */
   cliques?: Array<Map<string, Set<string>>>;
 }
@@ -50,7 +58,7 @@ const MAX_REGIONS_PER_CLIENT = 256;
 export const FROM_CACHE_ENTRIES = 4096;
 
 export function buildFromPlan(kind: PolicyType, sorted: Policy[], grouping?: GroupingRules): FromPlan {
-  const plan: FromPlan = { kind, policies: sorted, items: [], meshItems: [], byTag: new Map(), tagValues: new Map(), cache: new Map() };
+  const plan: FromPlan = { kind, policies: sorted, items: [], meshItems: [], byTag: new Map(), tagValues: new Map(), cache: new Map(), regions: new Map(), merges: 0 };
   for (const policy of sorted) {
     (policy.spec.from ?? []).forEach((raw, index) => {
       const item: FromItem = { policy, index, subset: asSubset(raw.targetRef), conf: (raw.default ?? {}) as Conf, order: plan.items.length };
@@ -88,22 +96,55 @@ function cliqueTagValues(items: readonly FromItem[], grouping: GroupingRules): A
  * The rules (regions with a merged conf) this client falls in, most positive tags first. A single-valued
  * client falls in exactly one region; a client with several values for a key may fall in several.
  */
-export function matchFrom(plan: FromPlan, client: TagSet, clientKey: string): FromMatch[] {
-  const cached = plan.cache.get(clientKey);
+export function matchFrom(plan: FromPlan, client: TagSet): FromMatch[] {
+  const key = mentionedKey(client, plan.tagValues);
+  const cached = plan.cache.get(key);
   if (cached) return cached;
   const out: FromMatch[] = [];
   // With cliques, each clique has its own regions: a client may fall in one per clique, the first (most
-  // positives, then clique order) deciding a first-match kind, any of them allowing for MTP's RBAC.
+  // positives, then clique order) deciding a first-match kind, any of them allowing for MTP's RBAC. Cliques the
+  // client has no tag of all give the same region (no positives): one shared match.
   for (const known of plan.cliques ?? [plan.tagValues]) {
     for (const positives of regions(clientChoices(client, known))) {
-      const items = coveringItems(plan, positives);
-      if (items.length > 0) out.push({ positives, items, conf: mergeConfs(items.map((i) => i.conf)) });
+      const match = regionMatch(plan, positives);
+      if (match) out.push(match);
     }
   }
   out.sort((a, b) => b.positives.size - a.positives.size);
   if (plan.cache.size >= FROM_CACHE_ENTRIES) plan.cache.clear();
-  plan.cache.set(clientKey, out);
+  plan.cache.set(key, out);
   return out;
+}
+
+/**
+ * The client's tags `known` mentions, as sorted text ("" when none): every clique's tag set is part of the
+ * plan's, so clients with the same key fall in the same regions.
+ */
+export function mentionedKey(client: TagSet, known: ReadonlyMap<string, ReadonlySet<string>>): string {
+  let hits: string[] | undefined;
+  for (const [key, values] of client) {
+    const mentioned = known.get(key);
+    if (!mentioned) continue;
+    for (const v of values) if (mentioned.has(v)) (hits ??= []).push(`${key}\u0000${v}`);
+  }
+  return hits ? hits.sort().join("\u0001") : "";
+}
+
+function regionMatch(plan: FromPlan, positives: Map<string, string>): FromMatch | undefined {
+  const key = positivesKey(positives);
+  const known = plan.regions.get(key);
+  if (known !== undefined) return known ?? undefined;
+  const items = coveringItems(plan, positives);
+  const match = items.length > 0 ? { positives, items, conf: mergeConfs(items.map((i) => i.conf)) } : null;
+  if (match) plan.merges++;
+  if (plan.regions.size >= FROM_CACHE_ENTRIES) plan.regions.clear();
+  plan.regions.set(key, match);
+  return match ?? undefined;
+}
+
+function positivesKey(positives: ReadonlyMap<string, string>): string {
+  if (positives.size === 0) return "";
+  return [...positives].map(([k, v]) => `${k}\u0000${v}`).sort().join("\u0001");
 }
 
 /** The client's values Kuma's tag set `known` mentions, per key. */

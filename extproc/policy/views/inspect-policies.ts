@@ -3,13 +3,13 @@
 // v2.14.3; shapes PoliciesList, InboundPoliciesList and RoutesList of api/openapi/specs/common/resource.yaml):
 // `GET /meshes/{mesh}/dataplanes/{name}/_policies`, `…/_inbounds/{inbound-kri}/_policies` and
 // `…/_outbounds/{kri}/_routes`. Policies are named by KRI (`kri_<short>_<mesh>_<zone>_<namespace>_<name>_`).
-import { compile, routeTableFor, type InboundPlan } from "../plans/compile.js";
+import { compile, routeTableFor, type InboundPlan, type OutboundPlan } from "../plans/compile.js";
 import type { Dataplane, Inbound } from "../model/dataplane.js";
 import { portSectionName, NO_RESOURCES, type ServiceResource } from "../documents/resources.js";
 import { KIND_TRAITS, POLICY_TYPES, type Policy, type PolicyType } from "../model/types.js";
 import { mergeOrderOrigins, policyKri, type InspectOptions } from "./inspect.js";
-import { refResolvesTo } from "../plans/destinations.js";
-import { INSPECT_ORDER } from "./inspect-rules.js";
+import { refResolvesTo, type Destination } from "../plans/destinations.js";
+import { INSPECT_ORDER, withDefaultWeights } from "./inspect-rules.js";
 
 /** A parsed KRI (kri.FromString): `kri_<short>_<mesh>_<zone>_<namespace>_<name>_<section>`. */
 export interface Kri {
@@ -87,16 +87,24 @@ export interface RouteConf {
 export function outboundRoutes(policies: readonly Policy[], dp: Dataplane, outbound: Kri, opts: InspectOptions = {}): { routes: RouteConf[] } {
   const snap = compile(policies, dp, 0, { kumaVersion: opts.kumaVersion, resources: opts.resources ?? NO_RESOURCES });
   const plan = snap.outbound;
-  const service = plan.resources.services.find((s) => SERVICE_SHORT_NAMES[s.kind] === outbound.shortName && s.mesh === outbound.mesh && (s.displayName === outbound.name || s.name === outbound.name) && (outbound.namespace === "" || s.namespace === outbound.namespace));
-  if (!service || plan.routes.length === 0) return { routes: [] };
-  const port = outbound.sectionName === "" ? (service.ports.length === 1 ? service.ports[0] : undefined) : service.ports.find((p) => portSectionName(p) === outbound.sectionName || String(p.port) === outbound.sectionName);
-  const dest = { service, ...(port ? { port } : {}), key: `${service.kind}/${service.name}:${port ? portSectionName(port) : ""}` };
-  const table = routeTableFor(plan, service.name, dest);
+  const dest = outboundDestination(plan, outbound);
+  if (!dest || plan.routes.length === 0) return { routes: [] };
+  const table = routeTableFor(plan, dest.service.name, dest);
   if (table.rules.length === 0) return { routes: [] };
   const entries = [...plan.meshEntries, ...plan.entries.filter((e) => refResolvesTo(e.item.targetRef, e.policy, dest))];
   const origins = mergeOrderOrigins(entries, snap.traits).map((o) => ({ kri: policyKri(byMeta(entries.map((e) => e.policy), o.resourceMeta.name)) }));
-  const rules = table.rules.map((r) => ({ conf: r.default, kri: policyKri(r.sources[r.sources.length - 1]!.policy), matches: r.matches }));
+  // Kuma fills in `weight: 1` on backendRefs without one (its _routes/meshservice_meshhttproute golden).
+  const weighted = (withDefaultWeights({ rules: table.rules.map((r) => ({ matches: r.matches, default: r.default })) }) as { rules: Array<{ default: unknown }> }).rules;
+  const rules = table.rules.map((r, i) => ({ conf: weighted[i]!.default, kri: policyKri(r.sources[r.sources.length - 1]!.policy), matches: r.matches }));
   return { routes: [{ kind: "MeshHTTPRoute", origins, rules }] };
+}
+
+/** The service port an outbound KRI names (its section: a port name or number; none: the only port), if a known service is meant. */
+export function outboundDestination(plan: OutboundPlan, outbound: Kri): Destination | undefined {
+  const service = plan.resources.services.find((s) => SERVICE_SHORT_NAMES[s.kind] === outbound.shortName && s.mesh === outbound.mesh && (s.displayName === outbound.name || s.name === outbound.name) && (outbound.namespace === "" || s.namespace === outbound.namespace));
+  if (!service) return undefined;
+  const port = outbound.sectionName === "" ? (service.ports.length === 1 ? service.ports[0] : undefined) : service.ports.find((p) => portSectionName(p) === outbound.sectionName || String(p.port) === outbound.sectionName);
+  return { service, ...(port ? { port } : {}), key: `${service.kind}/${service.name}:${port ? portSectionName(port) : ""}` };
 }
 
 function byMeta(policies: readonly Policy[], name: string): Policy {

@@ -56,7 +56,7 @@ function plainOrigin(o: { resourceMeta: Meta; ruleIndex: number }): { resourceMe
 type RouteConf = { rules?: Array<{ matches: RouteMatch[]; default: Record<string, unknown> }> };
 
 /** Kuma fills in `weight: 1` on route backendRefs that have none. */
-function withDefaultWeights(conf: unknown): unknown {
+export function withDefaultWeights(conf: unknown): unknown {
   const c = conf as RouteConf;
   if (!c || !Array.isArray(c.rules)) return conf;
   const weighted = (b: unknown) => (typeof b === "object" && b !== null && !("weight" in b) ? { ...b, weight: 1 } : b);

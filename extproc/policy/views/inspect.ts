@@ -12,9 +12,8 @@ import { policySelectsDataplane } from "../selection/match.js";
 import { versionTraits, type KumaVersion, type VersionTraits } from "../model/kuma-version.js";
 import { byDisplayName, byPolicyAttributes } from "../selection/precedence.js";
 import { refResolvesTo } from "../plans/destinations.js";
-import type { RouteEntry } from "../plans/routes.js";
 import { portSectionName, NO_RESOURCES, type MeshResources, type ServiceResource } from "../documents/resources.js";
-import { KIND_TRAITS, POLICY_TYPES, type Policy, type PolicyType } from "../model/types.js";
+import { KIND_TRAITS, POLICY_TYPES, type Policy, type PolicyType, type TargetRef } from "../model/types.js";
 
 /** Kuma's `Meta`: what identifies a resource in inspect answers. */
 export interface Meta {
@@ -138,19 +137,29 @@ function outboundRules(snap: Snapshot, out: InspectRule): void {
   }
 }
 
+/** One `to[]` entry of a policy, as the merge order sees it (a RouteEntry is one). */
+export interface ToEntry {
+  policy: Policy;
+  toIndex: number;
+  item: { targetRef: TargetRef };
+}
+
 /**
- * A to-resource rule's `origin`: its `to` entries once per policy and index, in the order Kuma merges them
- * (rules/outbound/sort.go: the policy's attributes, then the entry's targetRef kind, a MeshService entry with
- * a sectionName after one without, then display name; common/origin.go keeps the first of each).
+ * `to` entries in the order Kuma merges them (rules/outbound/sort.go: the policy's attributes, then the entry's
+ * targetRef kind, a MeshService entry with a sectionName after one without, then display name): the last wins.
  */
-export function mergeOrderOrigins(entries: readonly RouteEntry[], traits: VersionTraits): RuleOrigin[] {
+export function mergeOrder<E extends ToEntry>(entries: readonly E[], traits: VersionTraits): E[] {
   const attributes = byPolicyAttributes(traits);
   const names = byDisplayName(traits);
-  const kind = (e: RouteEntry) => traits.kindRank[e.item.targetRef.kind] ?? 0;
-  const section = (e: RouteEntry) => Number(e.item.targetRef.kind === "MeshService" && !!e.item.targetRef.sectionName);
-  const sorted = [...entries].sort((a, b) => attributes(a.policy, b.policy) || kind(a) - kind(b) || section(a) - section(b) || names(a.policy, b.policy));
+  const kind = (e: E) => traits.kindRank[e.item.targetRef.kind] ?? 0;
+  const section = (e: E) => Number(e.item.targetRef.kind === "MeshService" && !!e.item.targetRef.sectionName);
+  return [...entries].sort((a, b) => attributes(a.policy, b.policy) || kind(a) - kind(b) || section(a) - section(b) || names(a.policy, b.policy));
+}
+
+/** A to-resource rule's `origin`: its `to` entries in merge order, once per policy and index (common/origin.go keeps the first of each). */
+export function mergeOrderOrigins(entries: readonly ToEntry[], traits: VersionTraits): RuleOrigin[] {
   const seen = new Map<string, RuleOrigin>();
-  for (const e of sorted) {
+  for (const e of mergeOrder(entries, traits)) {
     const key = `${e.policy.type}/${e.policy.mesh}/${e.policy.name}/${e.toIndex}`;
     if (!seen.has(key)) seen.set(key, { resourceMeta: policyMeta(e.policy), ruleIndex: e.toIndex });
   }
