@@ -24,7 +24,7 @@ export function dryRunReply(ctx: RouteContext, type: ResourceType, resource: Res
     if (policy) {
       // The candidate replaces any stored policy of the same name: a MeshHTTPRoute targetRef resolves against the set with it.
       const routes = [...meshPolicies(ctx, resource.mesh).filter((p) => !(p.type === policy.type && p.name === policy.name)), policy];
-      const dataplanes = ctx.store.list(DATAPLANE_TYPE.kind, resource.mesh).flatMap((r) => engineDataplane(r) ?? []);
+      const dataplanes = ctx.store.list(DATAPLANE_TYPE.kind, resource.mesh).flatMap((r) => engineDataplane(r, ctx.kumaVersion) ?? []);
       const matching = dataplanesForPolicy(policy, dataplanes, { kumaVersion: ctx.kumaVersion, routes });
       body.dataplanes = { total: matching.total, items: matching.items.map(metaOf) };
     }

@@ -1,5 +1,6 @@
 // MeshTrafficPermission on one inbound: whether it applies at all (mesh mTLS state and MeshIdentity, as
-// meshtrafficpermission/plugin/v1alpha1/plugin.go at v2.14.3 decides),
+// meshtrafficpermission/plugin/v1alpha1/plugin.go at v2.14.3 decides; on Kuma's master branch, 3.0, only a
+// MeshIdentity: a proxy without a workload identity skips MTP),
 // the 2.14 rules path (every allow/deny list of every selected policy pooled: any deny wins, then any allow,
 // else deny; 2.12–2.13: first matching rule in order) and the legacy `from` path (RBAC "any allow").
 import type { Explanation } from "../../decision.js";
@@ -42,6 +43,11 @@ export interface MtpEnv {
 /** undefined: no MTP selects the inbound and the mesh's state says everything is allowed. */
 export function decideMtp(plan: InboundPlan, client: ClientFacts, clientKey: string, who: Who, env: MtpEnv): MtpOutcome | undefined {
   const name = plan.inbound.name;
+  if (env.traits.mtlsFrom === "mesh-identity" && env.identity === undefined) {
+    // Kuma 3.0: only a MeshIdentity gives a proxy mTLS; without one it serves plaintext and MTP is skipped.
+    if (!plan.rules.MeshTrafficPermission) return undefined;
+    return allowed(`the proxy has no MeshIdentity (no mTLS in Kuma 3.0): MeshTrafficPermission does not apply on inbound ${name}`, "not applied (no MeshIdentity)");
+  }
   const identityPath = env.identity !== undefined && env.traits.mtpIdentityRulesPath;
   if (env.mtls === false && !identityPath) {
     if (!plan.rules.MeshTrafficPermission && !plan.from.MeshTrafficPermission) return undefined;
