@@ -62,7 +62,7 @@ export function decideMtp(plan: InboundPlan, client: ClientFacts, clientKey: str
     });
   }
   if (identityPath) {
-    const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", reason: `${who()}: the proxy has MeshIdentity ${env.identity} and no MeshTrafficPermission rules select inbound ${name} (deny all; from-based MTPs are ignored)` };
+    const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", reason: `${who()}: the proxy has MeshIdentity ${env.identity} and no MeshTrafficPermission rules select inbound ${name} (deny all${env.traits.fromRemoved.has("MeshTrafficPermission") ? "" : "; from-based MTPs are ignored"})` };
     return { explain, denied: true, outcome: "deny (MeshIdentity without MTP rules)" };
   }
   const from = plan.from.MeshTrafficPermission;
