@@ -3,7 +3,7 @@
 // `GET /meshes/{mesh}/{policy-type}/{name}/_resources/dataplanes` (the Dataplanes a policy selects),
 // in Kuma 2.14's JSON shape (`rulesForResource` / `matchingDataplanesForPolicy` in
 // `pkg/api-server/resource_endpoints.go` @v2.14.3), including its 404 bodies.
-import { DATAPLANE_TYPE, MESH_TYPE, POLICY_TYPES, type Resource, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
+import { DATAPLANE_TYPE, IDENTITY_TYPES, MESH_TYPE, POLICY_TYPES, type Resource, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
 import { type MeshResources, resourceFromObject, resourcesOf } from "../policy/documents/resources.js";
 import { inspectRules, metaOf } from "../policy/views/inspect-rules.js";
 import { dataplanesForPolicy } from "../policy/views/inspect.js";
@@ -30,9 +30,9 @@ export function meshPolicies(ctx: RouteContext, mesh: string): Policy[] {
   return out;
 }
 
-/** The mesh's stored Mesh and service resources, read as the engine reads them. */
+/** The mesh's stored Mesh, service and identity resources, read as the engine reads them. */
 export function meshResources(ctx: RouteContext, mesh: string): MeshResources {
-  const raw = [ctx.store.getGlobal(MESH_TYPE.kind, mesh), ...SERVICE_TYPES.flatMap((t) => ctx.store.list(t.kind, mesh))];
+  const raw = [ctx.store.getGlobal(MESH_TYPE.kind, mesh), ...[...SERVICE_TYPES, ...IDENTITY_TYPES].flatMap((t) => ctx.store.list(t.kind, mesh))];
   return resourcesOf(raw.flatMap((r) => (r ? (resourceFromObject(r).resource ?? []) : [])));
 }
 

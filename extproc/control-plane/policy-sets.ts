@@ -1,10 +1,12 @@
 // Each Dataplane's own policy set (`GET /meshes/{mesh}/dataplanes/{name}/_policy-set`): the stored policies that
 // select it — chosen by the sidecar's own selectForDataplane — plus the Mesh and service resources it decides
-// with, under an ETag of exactly that content. A write re-renders, and wakes, only the Dataplanes it can change.
-import { DATAPLANE_TYPE, MESH_TYPE, POLICY_TYPES, type Resource, SERVICE_TYPES } from "../kuma-rest/resources.js";
+// with, the MeshIdentities whose selector matches it and the mesh's MeshTrusts, under an ETag of exactly that content. A write re-renders, and wakes, only the Dataplanes it can change.
+import { DATAPLANE_TYPE, IDENTITY_TYPES, MESH_TYPE, POLICY_TYPES, type Resource, SERVICE_TYPES } from "../kuma-rest/resources.js";
 import type { KumaVersion } from "../kuma-rest/kuma-version.js";
 import { dataplaneFromObject, type Dataplane } from "../policy/documents/dataplane.js";
 import { validatePolicyObject, type Policy } from "../policy/documents/parse.js";
+import { matchingIdentities } from "../policy/documents/mesh-identity.js";
+import { resourceFromObject } from "../policy/documents/resources.js";
 import { selectForDataplane } from "../policy/selection/select.js";
 import type { ResourceStore, StoreChange } from "./store.js";
 import { type ChangeNotifier, etagOf } from "./watch.js";
@@ -92,12 +94,25 @@ export class PolicySetIndex {
   private render(mesh: string, document: Resource, dataplane: Dataplane, policyItems: Resource[], keys: Set<string>): RenderedSet {
     this.renders++;
     const storedMesh = this.store.getGlobal(MESH_TYPE.kind, mesh);
-    const resources = [...SERVICE_TYPES.flatMap((t) => this.store.list(t.kind, mesh)), ...(storedMesh ? [storedMesh as Resource] : [])];
+    const resources = [...SERVICE_TYPES.flatMap((t) => this.store.list(t.kind, mesh)), ...this.identityItems(mesh, dataplane), ...(storedMesh ? [storedMesh as Resource] : [])];
     const items = [...policyItems, ...resources];
     const etag = etagOf(items);
     const body = { dataplane: document, total: this.entries(mesh).size, items };
     const bytes = Buffer.from(JSON.stringify(body, null, 2) + "\n");
     return { dataplane, document, keys, policyItems, resourcesVersion: this.resourcesVersion(mesh), etag, bytes };
+  }
+
+  /**
+   * The MeshIdentities that can give this Dataplane its identity (selector matching its labels: the engine picks the
+   * best of them) and every MeshTrust of the mesh; a stored one the engine cannot read goes to every set, as a
+   * rejected policy does, so the sidecar keeps its last good version.
+   */
+  private identityItems(mesh: string, dataplane: Dataplane): Resource[] {
+    const selects = (item: Resource) => {
+      const read = resourceFromObject(item).resource;
+      return read?.kind !== "MeshIdentity" || matchingIdentities([read], dataplane).length > 0;
+    };
+    return IDENTITY_TYPES.flatMap((t) => this.store.list(t.kind, mesh).filter((item) => t.kind !== "MeshIdentity" || selects(item)));
   }
 
   private entries(mesh: string): Map<string, Entry> {
@@ -121,7 +136,7 @@ export class PolicySetIndex {
 
   /** Keeps the index current and wakes the sets a write can change (a woken set whose ETag stays answers nobody). */
   private changed(change: StoreChange): void {
-    if (change.kind === MESH_TYPE.kind || SERVICE_TYPES.some((t) => t.kind === change.kind)) {
+    if (change.kind === MESH_TYPE.kind || [...SERVICE_TYPES, ...IDENTITY_TYPES].some((t) => t.kind === change.kind)) {
       const mesh = change.kind === MESH_TYPE.kind ? change.name : change.mesh!;
       this.resourcesVersions.set(mesh, this.resourcesVersion(mesh) + 1);
       this.wakeMesh(mesh);

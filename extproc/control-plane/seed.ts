@@ -1,10 +1,12 @@
 // Seeds an empty control-plane store from a directory of Kuma YAML (the repo's envoy/policies/ for
-// `meshext up`): policies through the same parser/validator as PUT, and the Mesh and service resources
-// (MeshService, MeshExternalService, MeshMultiZoneService) through theirs; invalid documents are logged and skipped.
+// `meshext up`): policies through the same parser/validator as PUT, and the Mesh, service (MeshService,
+// MeshExternalService, MeshMultiZoneService) and identity (MeshIdentity, MeshTrust) resources through theirs;
+// invalid documents are logged and skipped.
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { meshViolations } from "../kuma-rest/mesh-resource.js";
-import { type GlobalResource, MESH_TYPE, POLICY_TYPES, type Resource, SERVICE_TYPES } from "../kuma-rest/resources.js";
+import { type GlobalResource, IDENTITY_TYPES, MESH_TYPE, POLICY_TYPES, type Resource, SERVICE_TYPES } from "../kuma-rest/resources.js";
+import { identityResourceViolations, isIdentityKind } from "../kuma-rest/identity-resources.js";
 import { serviceResourceViolations } from "../kuma-rest/service-resources.js";
 import type { Logger } from "../log.js";
 import { isObj } from "../policy/documents/issues.js";
@@ -17,7 +19,7 @@ export function hasNoPolicies(store: ResourceStore): boolean {
   return POLICY_TYPES.every((t) => store.list(t.kind).length === 0);
 }
 
-const isResourceKind = (kind: unknown) => kind === MESH_TYPE.kind || SERVICE_TYPES.some((t) => t.kind === kind);
+const isResourceKind = (kind: unknown) => kind === MESH_TYPE.kind || SERVICE_TYPES.some((t) => t.kind === kind) || isIdentityKind(kind);
 
 /** Stores every valid document of every *.yaml / *.yml / *.json file in `dir`; returns how many were stored. */
 export async function seedFromDir(store: ResourceStore, dir: string, log: Logger, kumaVersion?: KumaVersion): Promise<number> {
@@ -63,9 +65,9 @@ async function seedResources(store: ResourceStore, text: string, path: string, l
       }
       continue;
     }
-    const type = SERVICE_TYPES.find((t) => t.kind === value.type)!;
+    const type = [...SERVICE_TYPES, ...IDENTITY_TYPES].find((t) => t.kind === value.type)!;
     const resource = { ...value, mesh: typeof value.mesh === "string" ? value.mesh : "default" } as Resource;
-    const violations = serviceResourceViolations(type.kind, resource);
+    const violations = isIdentityKind(type.kind) ? identityResourceViolations(resource) : serviceResourceViolations(type.kind, resource);
     if (violations.length) log.warn({ file: path, kind: value.type, name: value.name, violations }, "sample resource rejected");
     else {
       await store.put(type, resource);

@@ -1,12 +1,13 @@
 // What a PUT body must satisfy: the policy engine's own validator for policies and the inject command's own
-// ContainerPatch parser (the ones the clients run, so server and client never disagree), the Mesh and
-// service-resource validators the sidecar also runs, a Dataplane check, and URL/body agreement.
+// ContainerPatch parser (the ones the clients run, so server and client never disagree), the Mesh,
+// service-resource and MeshIdentity / MeshTrust validators the sidecar also runs, a Dataplane check, and URL/body agreement.
 import { parseContainerPatch } from "../inject/container-patch.js";
 import { versionTraits, type KumaVersion } from "../policy/model/kuma-version.js";
 import { validatePolicyObject } from "../policy/documents/parse.js";
 import { meshViolations } from "../kuma-rest/mesh-resource.js";
 import { CONTAINER_PATCH_TYPE, DATAPLANE_TYPE, MESH_TYPE, NAME_PATTERN, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
 import { serviceResourceViolations } from "../kuma-rest/service-resources.js";
+import { identityResourceViolations, isIdentityKind } from "../kuma-rest/identity-resources.js";
 import { TEMP_PREFIX } from "../atomic-file.js";
 import type { Violation } from "./problems.js";
 
@@ -48,7 +49,11 @@ export function validateResource(type: ResourceType, mesh: string, name: string,
   if (doc.mesh !== undefined && doc.mesh !== mesh) out.push({ field: "mesh", message: "mesh from the URL has to be the same as in body" });
   if (doc.name !== name) out.push({ field: "name", message: "name from the URL has to be the same as in body" });
   if (type === DATAPLANE_TYPE) return [...out, ...dataplaneViolations(doc, kumaVersion)];
-  const { violations } = SERVICE_TYPES.includes(type) ? { violations: serviceResourceViolations(type.kind, doc) } : validatePolicyObject({ ...doc, mesh }, kumaVersion);
+  const { violations } = SERVICE_TYPES.includes(type)
+    ? { violations: serviceResourceViolations(type.kind, doc) }
+    : isIdentityKind(type.kind)
+      ? { violations: doc.type === type.kind ? identityResourceViolations({ ...doc, mesh }) : [] }
+      : validatePolicyObject({ ...doc, mesh }, kumaVersion);
   const seen = new Set(out.map((v) => v.field));
   return [...out, ...violations.filter((v) => !seen.has(v.field))];
 }

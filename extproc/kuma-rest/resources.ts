@@ -77,8 +77,25 @@ export const SERVICE_TYPES: readonly ResourceType[] = [
   },
 ];
 
+/**
+ * Workload identity (Kuma 2.12+): which SPIFFE identity a Dataplane gets (MeshIdentity) and which trust domains the
+ * mesh accepts (MeshTrust); stored, served and fetched like the service kinds, validated by the engine's reader.
+ */
+export const IDENTITY_TYPES: readonly ResourceType[] = [
+  {
+    kind: "MeshIdentity",
+    plural: "meshidentities",
+    describe: { shortName: "mid", singularDisplayName: "Mesh Identity", pluralDisplayName: "Mesh Identities", includeInFederation: true },
+  },
+  {
+    kind: "MeshTrust",
+    plural: "meshtrusts",
+    describe: { shortName: "mtrust", singularDisplayName: "Mesh Trust", pluralDisplayName: "Mesh Trusts", includeInFederation: true },
+  },
+];
+
 /** Every mesh-scoped type: served at /meshes/{mesh}/{plural}[/{name}] and /{plural}. */
-export const ALL_TYPES: readonly ResourceType[] = [...POLICY_TYPES, ...SERVICE_TYPES, DATAPLANE_TYPE];
+export const ALL_TYPES: readonly ResourceType[] = [...POLICY_TYPES, ...SERVICE_TYPES, ...IDENTITY_TYPES, DATAPLANE_TYPE];
 
 export function typeByPlural(plural: string): ResourceType | undefined {
   return ALL_TYPES.find((t) => t.plural === plural);

@@ -222,6 +222,7 @@ export class HttpPolicySource implements PolicySource {
       meshes: withFailClosedMeshes([...fresh.resources.meshes, ...kept.resources.meshes], refused) as MeshResources["meshes"],
       services: [...fresh.resources.services, ...kept.resources.services],
       identities: [...(fresh.resources.identities ?? []), ...(kept.resources.identities ?? [])],
+      trusts: [...(fresh.resources.trusts ?? []), ...(kept.resources.trusts ?? [])],
     };
     const goodItems = new Map<string, Resource>();
     for (const item of [...fresh.good, ...kept.good]) goodItems.set(itemKey(item), item);

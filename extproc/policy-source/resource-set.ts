@@ -1,17 +1,22 @@
-// What a control-plane policy source fetches besides the policies — the mesh's `Mesh` resource (mTLS state)
-// and the MeshService / MeshExternalService / MeshMultiZoneService resources `to[]` names — and how one
+// What a control-plane policy source fetches besides the policies — the mesh's `Mesh` resource (mTLS state),
+// the MeshService / MeshExternalService / MeshMultiZoneService resources `to[]` names, and the MeshIdentity /
+// MeshTrust resources (2.12+: workload identity and trust domains) — and how one
 // fetched (or cached) batch is validated item by item into the set handed to the engine.
 import { meshViolations } from "../kuma-rest/mesh-resource.js";
-import { MESH_TYPE, POLICY_TYPES, type Resource, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
+import { IDENTITY_TYPES, MESH_TYPE, POLICY_TYPES, type Resource, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
+import { identityResourceViolations, isIdentityKind } from "../kuma-rest/identity-resources.js";
 import { serviceResourceViolations } from "../kuma-rest/service-resources.js";
 import type { KumaVersion } from "../policy/model/kuma-version.js";
 import { validatePolicyObject, type Policy, type Violation } from "../policy/documents/parse.js";
 import { type MeshResources, type Resource as EngineResource, resourceFromObject, resourcesOf } from "../policy/documents/resources.js";
 
-/** Every list a sync reads: the policy kinds, the service kinds, and the meshes list (for this mesh's Mesh). */
-export const FETCHED_TYPES: readonly ResourceType[] = [...POLICY_TYPES, ...SERVICE_TYPES, MESH_TYPE];
+/** Every list a sync reads: the policy kinds, the service and identity kinds, and the meshes list (for this mesh's Mesh). */
+export const FETCHED_TYPES: readonly ResourceType[] = [...POLICY_TYPES, ...SERVICE_TYPES, ...IDENTITY_TYPES, MESH_TYPE];
 
-/** A server without this list (404: Kuma before 2.7 has no MeshService) just has none of it; policies are required. */
+/**
+ * A server without this list (404: Kuma before 2.7 has no MeshService, before 2.12 no MeshIdentity) just has
+ * none of it; policies are required.
+ */
 export function isOptionalType(type: ResourceType): boolean {
   return !POLICY_TYPES.includes(type);
 }
@@ -47,7 +52,7 @@ export function validateFetched(items: readonly Resource[], mesh: string, kumaVe
     const name = (item as { name?: unknown } | null)?.name;
     const reject = (violations: Violation[]) =>
       set.rejected.push({ ...(typeof kind === "string" ? { kind } : {}), ...(typeof name === "string" ? { name } : {}), violations });
-    if (kind === MESH_TYPE.kind || SERVICE_TYPES.some((t) => t.kind === kind)) {
+    if (kind === MESH_TYPE.kind || SERVICE_TYPES.some((t) => t.kind === kind) || isIdentityKind(kind)) {
       const { resource, violations } = readResource(item, kind as string);
       if (!resource) reject(violations);
       else {
@@ -84,9 +89,9 @@ export function nestsDeeperThan(value: unknown, maxDepth: number = MAX_ITEM_DEPT
   return false;
 }
 
-/** A Mesh or service resource: Kuma's validation, then the engine's reading of it. */
+/** A Mesh, service or identity resource: Kuma's validation, then the engine's reading of it. */
 function readResource(item: Resource, kind: string): { resource?: EngineResource; violations: Violation[] } {
-  const violations = kind === MESH_TYPE.kind ? meshViolations(item.name, item) : serviceResourceViolations(kind, item);
+  const violations = kind === MESH_TYPE.kind ? meshViolations(item.name, item) : isIdentityKind(kind) ? identityResourceViolations(item) : serviceResourceViolations(kind, item);
   return violations.length ? { violations } : resourceFromObject(item);
 }
 

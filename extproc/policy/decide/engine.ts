@@ -178,12 +178,14 @@ export class PolicyEngine implements Decider {
       const outbound = decideOutbound(snap.outbound, facts);
       return { decision: outbound.decision, trace: [], outbound, snapshot: snap };
     }
-    const identity = over.identity ?? this.identities.get(facts, { mesh: snap.dataplane.mesh, trustKumaTagsHeader: this.opts.trustKumaTagsHeader ?? false });
+    // Kuma 2.12+ serves a proxy with mTLS off (Mesh mTLS off, no MeshIdentity) in plaintext: no peer identity.
+    const plaintext = snap.traits.meshIdentity && snap.mtls === false && snap.identity === undefined;
+    const identity = over.identity ?? this.identities.get(facts, { mesh: snap.dataplane.mesh, trustKumaTagsHeader: this.opts.trustKumaTagsHeader ?? false, plaintext });
     const inbound = pickInbound(snap, facts, over.inbound);
     if (!inbound) {
       return { decision: { type: "continue", explain: { action: "allow", kind: "none", reason: "dataplane has no inbound" } }, identity, trace: [], snapshot: snap };
     }
-    const { decision, trace } = decideInbound(inbound, identity, ctx, { traits: snap.traits, mtls: snap.mtls, identity: snap.identity });
+    const { decision, trace } = decideInbound(inbound, identity, ctx, { traits: snap.traits, mtls: snap.mtls, identity: snap.identity, trustDomains: snap.trustDomains });
     return { decision, identity, inbound, trace, snapshot: snap };
   }
 }

@@ -13,6 +13,11 @@ export type { ClientIdentity, IdentitySource };
 export interface IdentityOptions {
   mesh: string;
   trustKumaTagsHeader: boolean;
+  /**
+   * The inbound has no TLS (2.12+: mesh mTLS off and no MeshIdentity): no peer certificate, and an
+   * x-forwarded-client-cert can only come from the client itself, so neither names the client.
+   */
+  plaintext?: boolean;
 }
 
 export interface IdentityInput {
@@ -24,8 +29,8 @@ export interface IdentityInput {
 export function clientIdentity(input: IdentityInput, opts: IdentityOptions): ClientIdentity {
   const sni = input.sni ? { sni: input.sni } : {};
   const xfcc = input.headers.get("x-forwarded-client-cert");
-  const xfccList = xfcc ? xfccUris(xfcc) : [];
-  if (input.peerUriSans.length > 0) {
+  const xfccList = xfcc && !opts.plaintext ? xfccUris(xfcc) : [];
+  if (input.peerUriSans.length > 0 && !opts.plaintext) {
     const uris = peerUris(input.peerUriSans, xfccList);
     return { ...tagsFromUris(uris, opts.mesh), source: "peer-cert", spiffe: uris.join(","), ...sni };
   }

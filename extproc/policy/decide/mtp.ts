@@ -1,6 +1,7 @@
 // MeshTrafficPermission on one inbound: whether it applies at all (mesh mTLS state and MeshIdentity, as
-// meshtrafficpermission/plugin/v1alpha1/plugin.go at v2.14.3 decides; on Kuma's master branch, 3.0, only a
-// MeshIdentity: a proxy without a workload identity skips MTP),
+// meshtrafficpermission/plugin/v1alpha1/plugin.go at v2.14.3 decides; a peer of a trust domain no MeshTrust
+// gives fails Kuma's TLS handshake before any policy; on Kuma's master branch, 3.0, only a MeshIdentity gives
+// mTLS: a proxy without a workload identity skips MTP),
 // the 2.14 rules path (every allow/deny list of every selected policy pooled: any deny wins, then any allow,
 // else deny; 2.12–2.13: first matching rule in order) and the legacy `from` path (RBAC "any allow").
 import type { Explanation } from "../../decision.js";
@@ -36,8 +37,15 @@ export interface MtpEnv {
   traits: VersionTraits;
   /** Mesh resource's mTLS state; undefined = no Mesh resource known (MTP applies, "no MTP" allows). */
   mtls?: boolean;
-  /** Name of the proxy's MeshIdentity, if it has one. */
+  /** Name of the proxy's MeshIdentity, if it has one (2.12+): its mTLS is then on. */
   identity?: string;
+  /** Peer trust domains the mesh's MeshTrusts accept for this proxy; undefined: not restricted. */
+  trustDomains?: ReadonlySet<string>;
+}
+
+/** The trust domain of a `spiffe://` ID (the first of a joined list), else undefined. */
+export function trustDomainOf(spiffe: string | undefined): string | undefined {
+  return spiffe ? /^spiffe:\/\/([^/,]+)/.exec(spiffe)?.[1] : undefined;
 }
 
 /** undefined: no MTP selects the inbound and the mesh's state says everything is allowed. */
@@ -48,8 +56,16 @@ export function decideMtp(plan: InboundPlan, client: ClientFacts, clientKey: str
     if (!plan.rules.MeshTrafficPermission) return undefined;
     return allowed(`the proxy has no MeshIdentity (no mTLS in Kuma 3.0): MeshTrafficPermission does not apply on inbound ${name}`, "not applied (no MeshIdentity)");
   }
+  const peerDomain = env.trustDomains ? trustDomainOf(client.spiffe) : undefined;
+  if (peerDomain !== undefined && !env.trustDomains!.has(peerDomain)) {
+    const reason = `${who()}: trust domain ${peerDomain} is not one of the MeshTrusts' (${[...env.trustDomains!].sort().join(", ")}): Kuma's TLS handshake refuses the peer before MeshTrafficPermission`;
+    return { explain: { action: "deny", kind: "none", reason }, denied: true, outcome: "deny (untrusted trust domain)" };
+  }
   const identityPath = env.identity !== undefined && env.traits.mtpIdentityRulesPath;
-  if (env.mtls === false && !identityPath) {
+  // From 2.12 a workload identity turns the proxy's mTLS on whatever the Mesh says (plugin.go skips MTP only
+  // when the Mesh has mTLS off and the proxy has no identity).
+  const mtls = env.identity !== undefined ? true : env.mtls;
+  if (mtls === false && !identityPath) {
     if (!plan.rules.MeshTrafficPermission && !plan.from.MeshTrafficPermission) return undefined;
     return allowed(`mesh mTLS is off: MeshTrafficPermission does not apply on inbound ${name}`, "not applied (mTLS off)");
   }
@@ -67,8 +83,9 @@ export function decideMtp(plan: InboundPlan, client: ClientFacts, clientKey: str
   }
   const from = plan.from.MeshTrafficPermission;
   if (from) return legacy(from, client, clientKey, who(), name);
-  if (env.mtls === true) {
-    const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", reason: `${who()}: mesh mTLS is on and no MeshTrafficPermission selects inbound ${name} (deny all)` };
+  if (mtls === true) {
+    const why = env.mtls === true ? "mesh mTLS is on" : `the proxy has MeshIdentity ${env.identity} (mTLS on)`;
+    const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", reason: `${who()}: ${why} and no MeshTrafficPermission selects inbound ${name} (deny all)` };
     return { explain, denied: true, outcome: "deny (no MeshTrafficPermission under mTLS)" };
   }
   return undefined;

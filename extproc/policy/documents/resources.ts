@@ -1,14 +1,15 @@
 // Non-policy Kuma resources the engine decides with: Mesh (is mTLS on?), MeshIdentity (does this proxy have a
-// workload identity?) and the service kinds `to[]` refs resolve against (MeshService, MeshExternalService,
+// workload identity?), MeshTrust (which peer trust domains does it accept?) and the service kinds `to[]` refs resolve against (MeshService, MeshExternalService,
 // MeshMultiZoneService), read from universal or CRD form.
 import { LABEL } from "../model/dataplane.js";
 import { at, dropNulls, Issues, isObj, type Obj } from "./issues.js";
-import { meshIdentityFromSpec, type MeshIdentityResource } from "./mesh-identity.js";
+import { meshIdentityFromSpec, type MeshIdentityResource, meshTrustFromSpec, type MeshTrustResource } from "./mesh-identity.js";
+import { meshIdentityViolations, meshTrustViolations } from "./mesh-identity-validate.js";
 import type { Violation } from "../model/types.js";
 
-export const RESOURCE_KINDS = ["Mesh", "MeshService", "MeshExternalService", "MeshMultiZoneService", "MeshIdentity"] as const;
+export const RESOURCE_KINDS = ["Mesh", "MeshService", "MeshExternalService", "MeshMultiZoneService", "MeshIdentity", "MeshTrust"] as const;
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
-export type ServiceKind = Exclude<ResourceKind, "Mesh" | "MeshIdentity">;
+export type ServiceKind = Exclude<ResourceKind, "Mesh" | "MeshIdentity" | "MeshTrust">;
 
 export interface MeshResource {
   kind: "Mesh";
@@ -43,7 +44,7 @@ export interface ServiceResource {
   spec: Obj;
 }
 
-export type Resource = MeshResource | ServiceResource | MeshIdentityResource;
+export type Resource = MeshResource | ServiceResource | MeshIdentityResource | MeshTrustResource;
 
 /** The resources given to the engine next to the policies. */
 export interface MeshResources {
@@ -51,16 +52,19 @@ export interface MeshResources {
   services: ServiceResource[];
   /** 2.12+ workload identities; optional for callers that have none. */
   identities?: MeshIdentityResource[];
+  /** 2.12+ trust domains (MeshTrust); optional as identities. */
+  trusts?: MeshTrustResource[];
 }
 
 export const NO_RESOURCES: MeshResources = { meshes: [], services: [] };
 
 /** Groups a flat list (as a policy directory yields it) into MeshResources. */
 export function resourcesOf(list: readonly Resource[]): MeshResources {
-  const out: MeshResources = { meshes: [], services: [], identities: [] };
+  const out: MeshResources = { meshes: [], services: [], identities: [], trusts: [] };
   for (const r of list) {
     if (r.kind === "Mesh") out.meshes.push(r);
     else if (r.kind === "MeshIdentity") out.identities!.push(r);
+    else if (r.kind === "MeshTrust") out.trusts!.push(r);
     else out.services.push(r);
   }
   return out;
@@ -99,7 +103,13 @@ export function resourceFromObject(doc: unknown): { resource?: Resource; violati
   }
   const mesh = (crd ? labels[LABEL.mesh] : typeof o.mesh === "string" ? o.mesh : undefined) ?? "default";
   const name = namespace ? `${shortName}.${namespace}` : shortName;
-  if (kind === "MeshIdentity") return { resource: meshIdentityFromSpec(mesh, name, spec, o.status), violations: [] };
+  if (kind === "MeshIdentity" || kind === "MeshTrust") {
+    // Kuma's validators, the one check for every source (directory, control plane PUT, sidecar fetch).
+    if (!isObj(spec)) return { violations: [{ field: "spec", message: "must be an object" }] };
+    const checked = kind === "MeshIdentity" ? meshIdentityViolations(spec, issues) : meshTrustViolations(spec, issues);
+    if (checked.list.length > 0) return { violations: checked.list };
+    return { resource: kind === "MeshIdentity" ? meshIdentityFromSpec(mesh, name, spec, o.status) : meshTrustFromSpec(mesh, name, spec), violations: [] };
+  }
   const ns = labels[LABEL.namespace] ?? namespace;
   const svc: ServiceResource = {
     kind,

@@ -26,6 +26,8 @@ export interface VersionTraits {
   sniMatches: boolean;
   /** A rule with N `matches` becomes N rules sorted by match specificity (v2.14.0); before, entries stay as written. */
   ruleMatchExpansion: boolean;
+  /** MeshIdentity exists (2.12.0): a proxy it gives a workload identity has mTLS, whatever the Mesh says. */
+  meshIdentity: boolean;
   /** A proxy with a MeshIdentity takes the MTP rules path even without rules (deny all), ignoring `from` (v2.14.0). */
   mtpIdentityRulesPath: boolean;
   /** MTP rules: "pooled" = any deny of any rule wins, then any allow (v2.14.0); "per-rule" = first matching rule in order. */
@@ -98,6 +100,7 @@ const BASE: VersionTraits = {
   sniMatches: false,
   mtpRules: "per-rule",
   ruleMatchExpansion: false,
+  meshIdentity: false,
   mtpIdentityRulesPath: false,
   shadowEffect: false,
   roleOrder: "none",
@@ -131,7 +134,7 @@ const CHANGES: ReadonlyArray<[KumaMinor, Partial<VersionTraits>]> = [
   ["2.9", { kindRank: RANK_29, optionalTopLevelTargetRef: true, roleOrder: "four-level", namespaceAndZoneScoping: true, realServiceKinds: new Set(["MeshService", "MeshExternalService", "MeshMultiZoneService"]), deprecatedTopLevelKinds: new Set(["MeshService"]) }],
   ["2.10", { subsetIntersectFixed: true, kindRank: RANK_210, strictValidation: true, deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset"]) }],
   ["2.11", { deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset"]) }],
-  ["2.12", { sectionNameMatches: "name-or-port" }],
+  ["2.12", { sectionNameMatches: "name-or-port", meshIdentity: true }],
   ["2.13", { deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset", "MeshHTTPRoute"]) }],
   ["2.14", { sniMatches: true, mtpRules: "pooled", ruleMatchExpansion: true, mtpIdentityRulesPath: true, ignoredInboundsSelected: true, fromRulesCliques: true }],
   // Preview of Kuma's main branch (UPGRADE.md "Upgrade to 3.0.0"): `from`, MeshSubset, MeshServiceSubset,

@@ -9,7 +9,7 @@ import { buildRulesPlan, type RulesPlan } from "./inbound-rules.js";
 import { DEFAULT_KUMA_VERSION, versionTraits, type KumaVersion, type VersionTraits } from "../model/kuma-version.js";
 import { selectedInbounds } from "../selection/match.js";
 import { sortByPrecedence } from "../selection/precedence.js";
-import { dataplaneIdentity } from "../documents/mesh-identity.js";
+import { dataplaneIdentity, trustedDomains } from "../documents/mesh-identity.js";
 import { meshMtls, NO_RESOURCES, type MeshResources } from "../documents/resources.js";
 import { refResolvesTo, type Destination } from "./destinations.js";
 import { mergeRouteRules, routeTable, type RouteEntry, type RouteTable } from "./routes.js";
@@ -67,6 +67,8 @@ export interface Snapshot {
   mtls?: boolean;
   /** The MeshIdentity this proxy gets (2.12+), if any. */
   identity?: string;
+  /** Peer trust domains the MeshTrusts allow this proxy (2.12+, with an identity); undefined: not restricted. */
+  trustDomains?: ReadonlySet<string>;
   /** `kuma.io/effect: shadow` policies selecting this proxy: inspection only (2.7+). */
   shadowed: Policy[];
 }
@@ -137,8 +139,10 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
   const snap: Snapshot = { version, dataplane, policies, inbounds, outbound, unselected, otherMesh, duplicates, kumaVersion, traits, resources, shadowed };
   // Kuma 3.0 reads no Mesh.mtls: mTLS (and with it MeshTrafficPermission) comes from a MeshIdentity only.
   if (mtls !== undefined && traits.mtlsFrom === "mesh") snap.mtls = mtls;
-  const identity = dataplaneIdentity(resources.identities ?? [], dataplane);
+  const identity = traits.meshIdentity ? dataplaneIdentity(resources.identities ?? [], dataplane) : undefined;
   if (identity) snap.identity = identity.name;
+  const trustDomains = trustedDomains(resources.trusts ?? [], identity, dataplane.mesh);
+  if (trustDomains) snap.trustDomains = trustDomains;
   return snap;
 }
 
