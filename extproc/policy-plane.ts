@@ -25,7 +25,7 @@ import type { ApplyPolicies, PolicySource } from "./policy-source/source.js";
 import { resolveKumaVersion, type ResolvedKumaVersion } from "./policy-source/version-detect.js";
 import type { Readiness } from "./readiness.js";
 import { ConfigError, pinnedKumaVersion } from "./config/flags.js";
-import { DEFAULT_KUMA_VERSION } from "./kuma-rest/kuma-version.js";
+import { DEFAULT_KUMA_VERSION, previewNote } from "./kuma-rest/kuma-version.js";
 
 export interface PolicyPlane {
   /** The Kuma release the engine's semantics follow, and how it was chosen (known once start() has resolved it). */
@@ -168,6 +168,8 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
       following = (async () => {
         kuma = await resolveKumaVersion(config);
         if (kuma.warning) policyLog.warn({ kumaVersion: kuma.version }, kuma.warning);
+        const preview = previewNote(kuma.version);
+        if (preview) policyLog.warn({ kumaVersion: kuma.version, preview: true }, preview);
         policyLog.info({ kumaVersion: kuma.version, from: kuma.from, reported: kuma.reported }, "policy semantics follow Kuma " + kuma.version);
         versionInfo.set({ version: kuma.version, from: kuma.from }, 1);
         engine.followKumaVersion(kuma.version);
@@ -187,7 +189,7 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
         await source.start();
         if (stopped) return;
         if (config.dataplaneFile) {
-          unwatch = watchDataplaneFile({ file: config.dataplaneFile, intervalMs: config.dataplaneFileCheckMs, current: local.dataplane, onChange: reselect, log: policyLog });
+          unwatch = watchDataplaneFile({ file: config.dataplaneFile, intervalMs: config.dataplaneFileCheckMs, current: local.dataplane, onChange: reselect, log: policyLog, kumaVersion: pinnedKumaVersion(config.kumaVersion) });
         }
         await lifecycle.register();
       })().catch((err: unknown) => {

@@ -2,6 +2,7 @@
 import { CONTROL_PLANE_ENV_PREFIX, CONTROL_PLANE_FLAGS, type ControlPlaneConfig, listensOnLoopbackOnly, loadControlPlaneConfig } from "../config/control-plane.js";
 import { ConfigError, formatHelp, pinnedKumaVersion } from "../config/flags.js";
 import { startControlPlane, type RunningControlPlane } from "../control-plane/server.js";
+import { previewNote } from "../kuma-rest/kuma-version.js";
 import { createLogger, type Logger } from "../log.js";
 
 export const CONTROL_PLANE_USAGE = "meshext control-plane [flags]";
@@ -13,6 +14,9 @@ export async function startFromConfig(config: ControlPlaneConfig, log: Logger): 
   if (!config.token && !(await listensOnLoopbackOnly(config.listen))) {
     throw new ConfigError(`--listen ${config.listen} is not a loopback address: set --token so that writes need it`);
   }
+  const kumaVersion = pinnedKumaVersion(config.kumaVersion);
+  const preview = kumaVersion && previewNote(kumaVersion);
+  if (preview) log.warn({ kumaVersion, preview: true }, preview);
   return startControlPlane(
     {
       listen: config.listen,
@@ -21,7 +25,7 @@ export async function startFromConfig(config: ControlPlaneConfig, log: Logger): 
       offlineTimeoutMs: config.offlineTimeoutMs,
       offlineGcAgeMs: config.offlineGcAgeMs,
       limits: { maxBodyBytes: config.maxBodyBytes },
-      kumaVersion: pinnedKumaVersion(config.kumaVersion),
+      kumaVersion,
       decisionSamples: { perDataplane: config.decisionSamplesPerDataplane, maxBytes: config.decisionSamplesMaxBytes },
     },
     log.child({ component: "control-plane" }),

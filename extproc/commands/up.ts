@@ -15,12 +15,14 @@ import { createLogger } from "../log.js";
 import { startSidecar } from "../sidecar.js";
 import { startFromConfig } from "./control-plane.js";
 import { RUN_FLAGS } from "./run.js";
-import { banner, type DataPlaneBanner } from "./up-banner.js";
+import { banner, type BannerSamples, type DataPlaneBanner, SAMPLES_214, SAMPLES_30 } from "./up-banner.js";
+import { minorOf, type KumaVersion } from "../policy/model/kuma-version.js";
 import { demoEnvoyConfig, inboundPortOf, makeDemoCerts, missingForDataPlane, startDemoApp, type DemoApp } from "./up-data-plane.js";
 
 export const UP_USAGE = "meshext up [control-plane flags] [-- sidecar and Envoy flags]";
 export const UP_SUMMARY =
-  "Starts the embedded control plane (seeded from envoy/policies/ when its data dir is empty), a sidecar that follows it and, " +
+  "Starts the embedded control plane (seeded from envoy/policies/ when its data dir is empty; with --kuma-version 3.0, a preview, from " +
+  "examples/kuma-3.0/ and its demo Dataplane), a sidecar that follows it and, " +
   "with an Envoy installed, a real Envoy with inbound mTLS in front of a demo app.";
 
 export const UP_FLAGS = [
@@ -30,6 +32,21 @@ export const UP_FLAGS = [
 
 /** The repo's sample policies, wherever the command is run from. */
 export const SAMPLE_POLICIES_DIR = fileURLToPath(new URL("../../../envoy/policies/", import.meta.url));
+
+/** What `up` seeds and registers for a Kuma version whose policy YAML the 2.14 samples are not (3.0 rejects their `from`). */
+interface Samples {
+  policiesDir: string;
+  banner: BannerSamples;
+  /** The demo Dataplane (with the labels 3.0 selects by), used unless --dataplane-file is given. */
+  dataplaneFile?: string;
+}
+
+const KUMA_30_SAMPLES_DIR = fileURLToPath(new URL("../../../examples/kuma-3.0/", import.meta.url));
+
+export function samplesFor(version: KumaVersion | undefined): Samples {
+  if (version && minorOf(version) === "3.0") return { policiesDir: KUMA_30_SAMPLES_DIR, banner: SAMPLES_30, dataplaneFile: join(KUMA_30_SAMPLES_DIR, "dataplane", "demo-app-1.yaml") };
+  return { policiesDir: SAMPLE_POLICIES_DIR, banner: SAMPLES_214 };
+}
 
 /** Sidecar settings for `up`: pointed at our control plane, its data under .meshext/, a demo identity. */
 export function upSidecarConfig<C extends SidecarConfig>(base: C, controlPlaneUrl: string, token: string, stateDir: string): C {
@@ -52,9 +69,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     return 0;
   }
   const cpConfig: ControlPlaneConfig = upConfig;
-  pinnedKumaVersion(cpConfig.kumaVersion);
+  const kumaVersion = pinnedKumaVersion(cpConfig.kumaVersion);
+  const samples = samplesFor(kumaVersion);
   const { config: runFlags } = resolveConfig(RUN_FLAGS, parsed.rest, env);
-  const base = checkEnvoyConfig(checkSidecarConfig(runFlags as SidecarConfig & EnvoyConfig, undefined, true)) as SidecarConfig & EnvoyConfig;
+  // With a version's own demo Dataplane the sidecar is pinned to that version: it reads the file (3.0: inbounds
+  // without tags) before it could ask the control plane which version it follows.
+  const demoDataplane = !runFlags.dataplaneFile && samples.dataplaneFile;
+  const sidecarFlags = demoDataplane ? { ...runFlags, kumaVersion: runFlags.kumaVersion || cpConfig.kumaVersion, dataplaneFile: samples.dataplaneFile } : runFlags;
+  const base = checkEnvoyConfig(checkSidecarConfig(sidecarFlags as SidecarConfig & EnvoyConfig, undefined, true)) as SidecarConfig & EnvoyConfig;
   const log = createLogger(cpConfig.logLevel);
   const stateDir = join(cpConfig.dataDir, "..");
 
@@ -62,7 +84,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   if (missing && upConfig.envoy === "on") throw new ConfigError(`--envoy on: ${missing}`);
 
   const cp = await startFromConfig(cpConfig, log);
-  if (hasNoPolicies(cp.store)) await seedFromDir(cp.store, SAMPLE_POLICIES_DIR, log.child({ component: "seed" }), pinnedKumaVersion(cpConfig.kumaVersion));
+  if (hasNoPolicies(cp.store)) await seedFromDir(cp.store, samples.policiesDir, log.child({ component: "seed" }), kumaVersion);
   let config = upSidecarConfig(base, cp.url, cpConfig.token, stateDir);
 
   let app: DemoApp | undefined;
@@ -93,7 +115,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
       process.on("exit", () => started.child.killNow());
     }
     const drain = installDrain(sidecar, config, stopEnvoy ? { stopEnvoy } : undefined);
-    process.stderr.write(banner(cp.url, sidecar.grpcAddress, sidecar.adminAddress, cpConfig.dataDir, config, plane, missing));
+    process.stderr.write(banner(cp.url, sidecar.grpcAddress, sidecar.adminAddress, cpConfig.dataDir, config, plane, missing, samples.banner));
     const result = await untilDrained(drain);
     app?.stop();
     await cp.stop();

@@ -19,7 +19,7 @@ export const CONTROL_PLANE_FLAGS = [
   { key: "token", flag: "token", type: "string", default: "", help: "When set, every write (PUT, DELETE, heartbeat) needs Authorization: Bearer <token>." },
   { key: "offlineTimeoutMs", flag: "offline-timeout", type: "duration", default: 30000, min: 100, help: "A dataplane without a heartbeat for this long is offline." },
   { key: "offlineGcAgeMs", flag: "offline-gc-age", type: "duration", default: 72 * 3_600_000, min: 100, help: "Offline dataplanes last seen longer ago than this are deleted (Kuma's dataplaneCleanupAge)." },
-  { key: "kumaVersion", flag: "kuma-version", type: "string", default: DEFAULT_KUMA_VERSION, help: "Kuma release whose policy semantics and validation this control plane follows (2.5 to 2.14); reported as basedOnKuma by GET /." },
+  { key: "kumaVersion", flag: "kuma-version", type: "string", default: DEFAULT_KUMA_VERSION, help: "Kuma release whose policy semantics and validation this control plane follows (2.5 to 2.14, or 3.0 as a preview of Kuma's unreleased main branch); reported as basedOnKuma by GET /." },
   { key: "maxBodyBytes", flag: "max-body-bytes", type: "int", default: 1 << 20, min: 1024, help: "Largest accepted request body, in bytes." },
   // decision samples pushed by sidecars (--decision-log-push), held in memory for dry runs (docs/control-plane.md)
   { key: "decisionSamplesPerDataplane", flag: "decision-samples-per-dataplane", type: "int", default: 1000, min: 1, help: "Most decision records held per dataplane (its newest); a push of more is refused with 413. Held in memory only: a restart starts empty." },

@@ -18,7 +18,7 @@ export const SIDECAR_FLAGS = [
   { key: "controlPlaneMaxListBytes", flag: "control-plane-max-list-bytes", type: "int", default: 32 << 20, min: 1024, help: "Most bytes read from the control plane in one sync (every kind's list, all pages together): a larger answer fails the sync and the last good set stays." },
   { key: "pollIntervalMs", flag: "poll-interval", type: "duration", default: 5000, min: 100, help: "How often policies are fetched from the control plane (jitter added)." },
   { key: "policyCacheFile", flag: "policy-cache-file", type: "path", default: "", help: "File holding the last good policy set, used when the control plane is down at start; empty disables it." },
-  { key: "kumaVersion", flag: "kuma-version", type: "string", default: "", help: "Kuma release whose policy semantics to follow (2.5 to 2.14, e.g. 2.14 or 2.14.3). Empty: the version the --control-plane reports at GET /, else 2.14." },
+  { key: "kumaVersion", flag: "kuma-version", type: "string", default: "", help: "Kuma release whose policy semantics to follow (2.5 to 2.14, e.g. 2.14 or 2.14.3, or 3.0: a preview of Kuma's unreleased main branch). Empty: the version the --control-plane reports at GET /, else 2.14." },
   { key: "beforeFirstSync", flag: "before-first-sync", type: "enum", values: ["allow", "deny"], default: "deny", help: "Decision for requests that arrive before any policy set is loaded." },
   { key: "mesh", flag: "mesh", type: "string", default: "default", help: "Mesh of this dataplane." },
   { key: "dataplaneFile", flag: "dataplane-file", type: "path", default: "", help: "Kuma Dataplane resource (universal YAML) describing this dataplane." },

@@ -30,7 +30,7 @@ export function dryRunReply(ctx: RouteContext, req: Pick<ApiRequest, "url">, typ
       const storedPolicies = meshPolicies(ctx, resource.mesh);
       const stored = storedPolicies.find((p) => p.type === policy.type && p.name === policy.name);
       const routes = [...storedPolicies.filter((p) => p !== stored), policy];
-      const dataplanes = ctx.store.list(DATAPLANE_TYPE.kind, resource.mesh).flatMap((r) => engineDataplane(r) ?? []);
+      const dataplanes = ctx.store.list(DATAPLANE_TYPE.kind, resource.mesh).flatMap((r) => engineDataplane(r, ctx.kumaVersion) ?? []);
       const matching = dataplanesForPolicy(policy, dataplanes, { kumaVersion: ctx.kumaVersion, routes });
       body.dataplanes = { total: matching.total, items: matching.items.map(metaOf) };
       const examples = examplesOf(req);

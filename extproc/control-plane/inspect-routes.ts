@@ -9,6 +9,7 @@ import { inspectRules, metaOf } from "../policy/views/inspect-rules.js";
 import { dataplanesForPolicy } from "../policy/views/inspect.js";
 import { dataplaneFromObject, type Dataplane } from "../policy/documents/dataplane.js";
 import { validatePolicyObject, type Policy } from "../policy/documents/parse.js";
+import type { KumaVersion } from "../policy/model/kuma-version.js";
 
 import { pageBounds } from "./paging.js";
 import { ApiError } from "./problems.js";
@@ -39,15 +40,15 @@ export function requireMesh(ctx: RouteContext, mesh: string): void {
   if (!ctx.store.meshes().includes(mesh)) throw kumaNotFound("Failed to retrieve Mesh");
 }
 
-export function engineDataplane(r: Resource): Dataplane | undefined {
-  return dataplaneFromObject(r).dataplane;
+export function engineDataplane(r: Resource, kumaVersion?: KumaVersion): Dataplane | undefined {
+  return dataplaneFromObject(r, kumaVersion).dataplane;
 }
 
 export function dataplaneRules(ctx: RouteContext, mesh: string, name: string): ApiReply {
   requireMesh(ctx, mesh);
   const stored = ctx.store.get(DATAPLANE_TYPE.kind, mesh, name);
   if (!stored) throw kumaNotFound("Could not retrieve Dataplane");
-  const dataplane = engineDataplane(stored);
+  const dataplane = engineDataplane(stored, ctx.kumaVersion);
   if (!dataplane) throw new ApiError(400, "Could not process a resource", `Dataplane ${mesh}/${name} cannot be read by the policy engine`);
   return { status: 200, body: inspectRules(meshPolicies(ctx, mesh), dataplane, { kumaVersion: ctx.kumaVersion, resources: meshResources(ctx, mesh) }) };
 }
@@ -63,7 +64,7 @@ export function policyDataplanes(ctx: RouteContext, req: ApiRequest, type: Resou
   const dataplanes = ctx.store
     .list(DATAPLANE_TYPE.kind, mesh)
     .filter((r) => r.name.includes(nameFilter))
-    .flatMap((r) => engineDataplane(r) ?? []);
+    .flatMap((r) => engineDataplane(r, ctx.kumaVersion) ?? []);
   const matching = dataplanesForPolicy(policy, dataplanes, { kumaVersion: ctx.kumaVersion, routes: meshPolicies(ctx, mesh) }).items;
   const items = matching.slice(offset, offset + size).map(metaOf);
   const body: { total: number; items: unknown[]; next?: string } = { total: matching.length, items };

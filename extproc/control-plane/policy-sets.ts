@@ -71,7 +71,7 @@ export class PolicySetIndex {
       return this.remember(id, this.render(mesh, cached.document, cached.dataplane, cached.policyItems, cached.keys));
     }
     const stored = this.store.get(DATAPLANE_TYPE.kind, mesh, name);
-    const dataplane = stored ? dataplaneFromObject(stored).dataplane : undefined;
+    const dataplane = stored ? dataplaneFromObject(stored, this.kumaVersion).dataplane : undefined;
     if (!dataplane) return undefined;
     const entries = [...this.entries(mesh).values()];
     const valid = entries.flatMap((e) => e.policy ?? []);
@@ -148,7 +148,7 @@ export class PolicySetIndex {
       // A state change (heartbeat online ↔ draining, offline) keeps the set; other tags or inbounds select again.
       const id = `${mesh}/${change.name}`;
       const stored = this.store.get(DATAPLANE_TYPE.kind, mesh, change.name);
-      const now = stored ? dataplaneFromObject(stored).dataplane : undefined;
+      const now = stored ? dataplaneFromObject(stored, this.kumaVersion).dataplane : undefined;
       if (now && JSON.stringify(now) === JSON.stringify(this.sets.get(id)?.dataplane)) return;
       this.sets.delete(id);
       this.notifier.touch(policySetKey(mesh, change.name));

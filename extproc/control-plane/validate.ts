@@ -2,7 +2,7 @@
 // ContainerPatch parser (the ones the clients run, so server and client never disagree), the Mesh,
 // service-resource and MeshIdentity / MeshTrust validators the sidecar also runs, a Dataplane check, and URL/body agreement.
 import { parseContainerPatch } from "../inject/container-patch.js";
-import type { KumaVersion } from "../policy/model/kuma-version.js";
+import { versionTraits, type KumaVersion } from "../policy/model/kuma-version.js";
 import { validatePolicyObject } from "../policy/documents/parse.js";
 import { meshViolations } from "../kuma-rest/mesh-resource.js";
 import { CONTAINER_PATCH_TYPE, DATAPLANE_TYPE, MESH_TYPE, NAME_PATTERN, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
@@ -48,7 +48,7 @@ export function validateResource(type: ResourceType, mesh: string, name: string,
   if (doc.type !== type.kind) out.push({ field: "type", message: `must be ${type.kind} at /meshes/{mesh}/${type.plural}` });
   if (doc.mesh !== undefined && doc.mesh !== mesh) out.push({ field: "mesh", message: "mesh from the URL has to be the same as in body" });
   if (doc.name !== name) out.push({ field: "name", message: "name from the URL has to be the same as in body" });
-  if (type === DATAPLANE_TYPE) return [...out, ...dataplaneViolations(doc)];
+  if (type === DATAPLANE_TYPE) return [...out, ...dataplaneViolations(doc, kumaVersion)];
   const { violations } = SERVICE_TYPES.includes(type)
     ? { violations: serviceResourceViolations(type.kind, doc) }
     : isIdentityKind(type.kind)
@@ -84,8 +84,12 @@ export function containerPatchViolations(name: string, doc: unknown): Violation[
   return parsed.ok ? out : [...out, ...parsed.violations.filter((v) => !seen.has(v.field))];
 }
 
-/** The part of Kuma's Dataplane validation meshext relies on: an address and tagged inbounds. */
-export function dataplaneViolations(doc: Obj): Violation[] {
+/**
+ * The part of Kuma's Dataplane validation meshext relies on: an address and inbounds, tagged with
+ * kuma.io/service up to 2.14 (Kuma 3.0 removed inbound tags: UPGRADE.md "Inbound `tags` removed from `Dataplane`").
+ */
+export function dataplaneViolations(doc: Obj, kumaVersion?: KumaVersion): Violation[] {
+  const tagsRequired = versionTraits(kumaVersion).inboundTagsRequired;
   const out: Violation[] = [];
   const net = doc.networking;
   if (!isObj(net)) return [{ field: "networking", message: "must be defined" }];
@@ -99,8 +103,9 @@ export function dataplaneViolations(doc: Obj): Violation[] {
       if (!Number.isInteger(ib.port) || (ib.port as number) < 1 || (ib.port as number) > 65535) {
         out.push({ field: `${at}.port`, message: "port must be in the range from 1 to 65535" });
       }
-      if (!isObj(ib.tags)) return void out.push({ field: `${at}.tags`, message: "must be a mapping with at least kuma.io/service" });
-      if (typeof ib.tags["kuma.io/service"] !== "string" || ib.tags["kuma.io/service"] === "") {
+      if (!tagsRequired && ib.tags === undefined) return;
+      if (!isObj(ib.tags)) return void out.push({ field: `${at}.tags`, message: tagsRequired ? "must be a mapping with at least kuma.io/service" : "must be a mapping" });
+      if (tagsRequired && (typeof ib.tags["kuma.io/service"] !== "string" || ib.tags["kuma.io/service"] === "")) {
         out.push({ field: `${at}.tags["kuma.io/service"]`, message: "tag has to exist" });
       }
       for (const [k, v] of Object.entries(ib.tags)) {

@@ -2,12 +2,15 @@
 // `onChange` (which re-selects the policy set). A file that cannot be read or is invalid keeps the current one.
 import { unwatchFile, watchFile } from "node:fs";
 import type { Dataplane } from "../policy/documents/dataplane.js";
+import type { KumaVersion } from "../policy/model/kuma-version.js";
 import { dataplaneFromFile } from "./from-config.js";
 
 export interface DataplaneFileWatchOptions {
   file: string;
   intervalMs: number;
   current: Dataplane;
+  /** The pinned --kuma-version (3.0 reads inbounds without tags). */
+  kumaVersion?: KumaVersion;
   onChange: (dp: Dataplane) => Promise<void>;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
@@ -19,7 +22,7 @@ export function watchDataplaneFile(o: DataplaneFileWatchOptions): () => void {
   const check = async () => {
     let next: Dataplane;
     try {
-      next = dataplaneFromFile(o.file).dataplane;
+      next = dataplaneFromFile(o.file, o.kumaVersion).dataplane;
     } catch (err) {
       o.log.warn({ file: o.file, err: (err as Error).message }, "dataplane file unreadable or invalid; keeping the current dataplane");
       return;

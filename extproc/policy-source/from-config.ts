@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Registry } from "prom-client";
-import { ConfigError } from "../config/flags.js";
+import { ConfigError, pinnedKumaVersion } from "../config/flags.js";
 import type { SidecarConfig } from "../config/sidecar.js";
 import type { Logger } from "../log.js";
 import { dataplaneFromObject, dataplaneFromTags, dataplaneFromText, SERVICE_TAG, type Dataplane } from "../policy/documents/dataplane.js";
@@ -50,7 +50,7 @@ export interface LocalDataplane {
 
 /** --dataplane-file, else --mesh/--dataplane-name/--dataplane-tags (name defaults to the host name, the service tag to the name). */
 export function localDataplane(config: SidecarConfig): LocalDataplane {
-  if (config.dataplaneFile) return dataplaneFromFile(config.dataplaneFile);
+  if (config.dataplaneFile) return dataplaneFromFile(config.dataplaneFile, pinnedKumaVersion(config.kumaVersion));
   const name = config.dataplaneName || hostname();
   const tags = config.dataplaneTags.includes(`${SERVICE_TAG}=`) ? config.dataplaneTags : [`${SERVICE_TAG}=${name}`, config.dataplaneTags].filter(Boolean).join(",");
   const result = dataplaneFromTags(config.mesh, tags, name);
@@ -59,7 +59,7 @@ export function localDataplane(config: SidecarConfig): LocalDataplane {
 }
 
 /** Reads --dataplane-file (at start, and again when it changes); throws ConfigError with every violation. */
-export function dataplaneFromFile(file: string): LocalDataplane {
+export function dataplaneFromFile(file: string, kumaVersion?: KumaVersion): LocalDataplane {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
@@ -67,7 +67,7 @@ export function dataplaneFromFile(file: string): LocalDataplane {
     throw new ConfigError(`--dataplane-file: cannot read ${file}: ${(err as Error).message}`);
   }
   const doc = parseDocuments(text).find((d) => isObj(d.value) && d.value.type === "Dataplane");
-  const result = doc ? dataplaneFromObject(doc.value) : dataplaneFromText(text);
+  const result = doc ? dataplaneFromObject(doc.value, kumaVersion) : dataplaneFromText(text, kumaVersion);
   if (!result.dataplane) throw new ConfigError(`--dataplane-file ${file}: ${describe(result.violations)}`);
   return { dataplane: result.dataplane, document: { ...(doc!.value as Record<string, unknown>), mesh: result.dataplane.mesh } };
 }

@@ -5,6 +5,7 @@ import { POLICY_SET_FEATURE } from "../kuma-rest/features.js";
 import type { Resource } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
 import { dataplaneFromObject, type Dataplane } from "../policy/documents/dataplane.js";
+import type { KumaVersion } from "../policy/model/kuma-version.js";
 import { classify, type KumaClient, readLimited, SyncError, type SyncBudget } from "./kuma-client.js";
 
 
@@ -18,6 +19,8 @@ export interface PolicySetReaderOptions {
   dataplane: () => Dataplane;
   requestTimeoutMs?: number;
   log: Logger;
+  /** The Kuma version in force (3.0 reads Dataplane inbounds without tags). */
+  kumaVersion?: KumaVersion;
 }
 
 /** The selection-relevant reading of a Dataplane, for comparing the control plane's with ours. */
@@ -83,7 +86,7 @@ export class PolicySetReader {
       throw new SyncError(err instanceof SyntaxError ? "bad_response" : "network", `${url.pathname}: could not read the policy set: ${(err as Error).message}`);
     }
     if (!body || !Array.isArray(body.items) || !etag) throw new SyncError("bad_response", `${url.pathname}: expected {dataplane, items} with an ETag`);
-    const served = dataplaneFromObject(body.dataplane).dataplane;
+    const served = dataplaneFromObject(body.dataplane, this.opts.kumaVersion).dataplane;
     if (!served || identity(served) !== identity(this.opts.dataplane())) {
       if (!this.warnedMismatch) {
         this.warnedMismatch = true;

@@ -74,4 +74,4 @@ export function commandArgs<Specs extends readonly FlagSpec[]>(specs: Specs, arg
 export const OUTPUT_FLAG = { key: "output", flag: "output", type: "enum", values: ["table", "json", "yaml"], default: "table", help: "Output format (-o): table (readable text), json or yaml." } as const;
 
 /** `--kuma-version` as the sidecar reads it: empty means the engine default (2.14). */
-export const KUMA_VERSION_FLAG = { key: "kumaVersion", flag: "kuma-version", type: "string", default: "", help: "Kuma release whose validation and policy semantics apply (2.5 to 2.14, e.g. 2.14 or 2.14.3); empty: 2.14, as the sidecar without a control plane." } as const;
+export const KUMA_VERSION_FLAG = { key: "kumaVersion", flag: "kuma-version", type: "string", default: "", help: "Kuma release whose validation and policy semantics apply (2.5 to 2.14, e.g. 2.14 or 2.14.3, or 3.0: a preview of Kuma's unreleased main branch); empty: 2.14, as the sidecar without a control plane." } as const;

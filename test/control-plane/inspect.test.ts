@@ -1,13 +1,15 @@
 // inspect › one ava test per test/testdata/inspect/<endpoint>/<case>.input.yaml: the first line names the
-// request and the expected status (`#/meshes/default/dataplanes/dp-1/_rules 200`), the YAML documents are PUT
-// into a fresh embedded control plane (Mesh at /meshes/{name}, the rest at /meshes/{mesh}/{plural}/{name}),
-// and the answer must equal <case>.golden.json (Kuma 2.14's inspect JSON shape). UPDATE_GOLDEN=1 rewrites.
+// request and the expected status (`#/meshes/default/dataplanes/dp-1/_rules 200`, optionally ` kuma=3.0` for the
+// control plane's --kuma-version), the YAML documents are PUT into a fresh embedded control plane (Mesh at
+// /meshes/{name}, the rest at /meshes/{mesh}/{plural}/{name}), and the answer must equal <case>.golden.json
+// (Kuma 2.14's inspect JSON shape, or that version's). UPDATE_GOLDEN=1 rewrites.
 import test from "ava";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { ALL_TYPES } from "../../extproc/kuma-rest/resources.js";
+import { parseKumaVersion } from "../../extproc/policy/model/kuma-version.js";
 import { assertGolden } from "../policy/golden.js";
 import { call, startTestControlPlane, tempDir } from "./helpers.js";
 
@@ -18,11 +20,11 @@ for (const endpoint of readdirSync(ROOT)) {
     const name = file.slice(0, -".input.yaml".length);
     test(`inspect › ${endpoint} › ${name}`, async (t) => {
       const text = readFileSync(join(ROOT, endpoint, file), "utf8");
-      const header = /^#(\S+) (\d{3})\n/.exec(text);
-      if (!header) return t.fail(`${file}: the first line must be "#<path> <status>"`);
-      const [, path, status] = header;
+      const header = /^#(\S+) (\d{3})(?: kuma=(\S+))?\n/.exec(text);
+      if (!header) return t.fail(`${file}: the first line must be "#<path> <status>[ kuma=<version>]"`);
+      const [, path, status, kuma] = header;
       const dir = await tempDir();
-      const cp = await startTestControlPlane(dir.path);
+      const cp = await startTestControlPlane(dir.path, kuma ? { kumaVersion: parseKumaVersion(kuma) } : {});
       t.teardown(async () => {
         await cp.stop();
         await dir.remove();

@@ -77,7 +77,7 @@ export function runCase(inputFile: string, versionOverride?: KumaVersion): CaseR
       if (r.warnings.length > 0) warnings.push({ index: d.index, ...identify(d.value), warnings: r.warnings });
     }
   }
-  const dp = dataplaneFromObject(dataplaneDoc);
+  const dp = dataplaneFromObject(dataplaneDoc, kumaVersion);
   if (!dp.dataplane) throw new Error(`${inputFile}: bad Dataplane: ${JSON.stringify(dp.violations)}`);
   let nowMs = 1_000_000;
   const engine = new PolicyEngine({

@@ -11,7 +11,10 @@ test("kuma-version › a pre-release of a patch counts as that patch", parses, "
 test("kuma-version › v2.13.0 reads as 2.13", parses, "v2.13.0", "2.13");
 test("kuma-version › 2.6 reads as 2.6", parses, "2.6", "2.6");
 test("kuma-version › a newer 2.x reads as 2.14", parses, "2.15.0-rc1", "2.14");
-test("kuma-version › 3.0 is not a dialect of this engine", parses, "3.0.0", undefined);
+test("kuma-version › 3.0.0 reads as the 3.0 preview", parses, "3.0.0", "3.0");
+test("kuma-version › a 3.0 pre-release reads as 3.0", parses, "v3.0.0-rc.1", "3.0");
+test("kuma-version › a later 3.x follows the 3.0 preview", parses, "3.2", "3.0");
+test("kuma-version › 4.0 is not a dialect of this engine", parses, "4.0.0", undefined);
 test("kuma-version › 2.4 is older than the table", parses, "2.4.1", undefined);
 test("kuma-version › text that is not a version", parses, "latest", undefined);
 
@@ -54,4 +57,29 @@ test("kuma-version › a backported fix holds from its patch of each minor on", 
   // and a patch row keeps the rest of its minor's row, under its own name
   t.is(versionTraits("2.7.29").routeSpecificitySort, versionTraits("2.7").routeSpecificitySort);
   t.is(versionTraits("2.7.29").version, "2.7.29");
+});
+
+test("kuma-version › the 3.0 row is a preview that removes from, subset kinds, ref names and Mesh.mtls", (t) => {
+  // given the table; when reading 3.0 against 2.14; then 3.0 differs exactly where Kuma's main branch does
+  const v30 = versionTraits("3.0");
+  const v214 = versionTraits("2.14");
+  t.true(v30.preview);
+  t.false(v214.preview);
+  t.deepEqual([...v30.fromRemoved].sort(), ["MeshFaultInjection", "MeshRateLimit", "MeshTrafficPermission"]);
+  t.is(v30.deprecatedFrom.size, 0, "a removed from is no longer merely deprecated");
+  t.is(v214.fromRemoved.size, 0);
+  t.is(v30.kindRank.MeshSubset, undefined);
+  t.is(v30.kindRank.MeshServiceSubset, undefined);
+  t.is(v30.kindRank.MeshGateway, undefined);
+  t.is(v30.kindRank.MeshService, v214.kindRank.MeshService, "the kinds that remain keep their rank");
+  t.deepEqual([...(v30.topLevelKinds ?? [])].sort(), ["Dataplane", "Mesh"]);
+  t.is(v214.topLevelKinds, undefined);
+  t.true(v30.labelsOnlyRefs && !v214.labelsOnlyRefs);
+  t.is(v30.mtlsFrom, "mesh-identity");
+  t.is(v214.mtlsFrom, "mesh");
+  t.false(v30.inboundTagsRequired);
+  t.false(v30.inspectLegacyRules);
+  // and what 3.0 keeps from 2.14
+  t.is(v30.mtpRules, "pooled");
+  t.true(v30.sniMatches && v30.ruleMatchExpansion && v30.fromRulesCliques);
 });

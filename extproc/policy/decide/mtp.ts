@@ -1,6 +1,7 @@
 // MeshTrafficPermission on one inbound: whether it applies at all (mesh mTLS state and MeshIdentity, as
 // meshtrafficpermission/plugin/v1alpha1/plugin.go at v2.14.3 decides; a peer of a trust domain no MeshTrust
-// gives fails Kuma's TLS handshake before any policy),
+// gives fails Kuma's TLS handshake before any policy; on Kuma's master branch, 3.0, only a MeshIdentity gives
+// mTLS: a proxy without a workload identity skips MTP),
 // the 2.14 rules path (every allow/deny list of every selected policy pooled: any deny wins, then any allow,
 // else deny; 2.12–2.13: first matching rule in order) and the legacy `from` path (RBAC "any allow").
 import type { Explanation } from "../../decision.js";
@@ -50,6 +51,11 @@ export function trustDomainOf(spiffe: string | undefined): string | undefined {
 /** undefined: no MTP selects the inbound and the mesh's state says everything is allowed. */
 export function decideMtp(plan: InboundPlan, client: ClientFacts, who: Who, env: MtpEnv): MtpOutcome | undefined {
   const name = plan.inbound.name;
+  if (env.traits.mtlsFrom === "mesh-identity" && env.identity === undefined) {
+    // Kuma 3.0: only a MeshIdentity gives a proxy mTLS; without one it serves plaintext and MTP is skipped.
+    if (!plan.rules.MeshTrafficPermission) return undefined;
+    return allowed(`the proxy has no MeshIdentity (no mTLS in Kuma 3.0): MeshTrafficPermission does not apply on inbound ${name}`, "not applied (no MeshIdentity)");
+  }
   const peerDomain = env.trustDomains ? trustDomainOf(client.spiffe) : undefined;
   if (peerDomain !== undefined && !env.trustDomains!.has(peerDomain)) {
     const reason = `${who()}: trust domain ${peerDomain} is not one of the MeshTrusts' (${[...env.trustDomains!].sort().join(", ")}): Kuma's TLS handshake refuses the peer before MeshTrafficPermission`;
@@ -72,7 +78,7 @@ export function decideMtp(plan: InboundPlan, client: ClientFacts, who: Who, env:
     });
   }
   if (identityPath) {
-    const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", reason: `${who()}: the proxy has MeshIdentity ${env.identity} and no MeshTrafficPermission rules select inbound ${name} (deny all; from-based MTPs are ignored)` };
+    const explain: Explanation = { action: "deny", kind: "MeshTrafficPermission", reason: `${who()}: the proxy has MeshIdentity ${env.identity} and no MeshTrafficPermission rules select inbound ${name} (deny all${env.traits.fromRemoved.has("MeshTrafficPermission") ? "" : "; from-based MTPs are ignored"})` };
     return { explain, denied: true, outcome: "deny (MeshIdentity without MTP rules)" };
   }
   const from = plan.from.MeshTrafficPermission;

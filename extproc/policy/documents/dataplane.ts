@@ -4,6 +4,7 @@ import { at, Issues, isObj } from "./issues.js";
 import { parseDocuments } from "./parse.js";
 import { SERVICE_TAG, type Dataplane, type Inbound } from "../model/dataplane.js";
 import type { ProxyType, Violation } from "../model/types.js";
+import { versionTraits, type KumaVersion } from "../model/kuma-version.js";
 
 export { LABEL, SERVICE_TAG, type Dataplane, type Inbound } from "../model/dataplane.js";
 
@@ -13,15 +14,17 @@ export interface DataplaneResult {
 }
 
 /** Reads a Dataplane from a YAML/JSON text holding one `type: Dataplane` document. */
-export function dataplaneFromText(text: string): DataplaneResult {
+export function dataplaneFromText(text: string, kumaVersion?: KumaVersion): DataplaneResult {
   const docs = parseDocuments(text);
   for (const d of docs) if (d.violations) return { violations: d.violations };
   const doc = docs.find((d) => isObj(d.value) && d.value.type === "Dataplane");
   if (!doc) return { violations: [{ field: "type", message: "no document with type: Dataplane" }] };
-  return dataplaneFromObject(doc.value);
+  return dataplaneFromObject(doc.value, kumaVersion);
 }
 
-export function dataplaneFromObject(doc: unknown): DataplaneResult {
+/** `kumaVersion` 3.0: inbounds need no tags (Kuma 3.0 removed them; Dataplane `labels` are what policies select). */
+export function dataplaneFromObject(doc: unknown, kumaVersion?: KumaVersion): DataplaneResult {
+  const tagsRequired = versionTraits(kumaVersion).inboundTagsRequired;
   const issues = new Issues();
   const o = issues.obj(doc, "document");
   if (!o) return { violations: issues.list };
@@ -44,8 +47,8 @@ export function dataplaneFromObject(doc: unknown): DataplaneResult {
       const p = at("networking.inbound", i);
       const ib = issues.obj(raw, p);
       if (!ib) return;
-      const tags = issues.stringMap(ib.tags, at(p, "tags"), true, true);
-      if (tags && !tags[SERVICE_TAG]) issues.add(at(at(p, "tags"), SERVICE_TAG), "must be defined");
+      const tags = issues.stringMap(ib.tags, at(p, "tags"), tagsRequired, tagsRequired);
+      if (tagsRequired && tags && !tags[SERVICE_TAG]) issues.add(at(at(p, "tags"), SERVICE_TAG), "must be defined");
       const port = issues.int(ib.port, at(p, "port"), 1, 65535, false);
       const ibName = typeof ib.name === "string" ? ib.name : port !== undefined ? String(port) : `inbound[${i}]`;
       const declared = typeof ib.name === "string" ? { declaredName: ib.name } : {};

@@ -7,6 +7,7 @@ import { CLIENT_KINDS, MTP_TOP, PROXY_KINDS, ROUTE_TO, validateFromToPolicy, val
 import { validateRouteRules } from "./validate-route.js";
 import { validateMfiRules, validateMrlRules, validateMtpRules } from "./validate-rules.js";
 import { validateTargetRef } from "./validate-target-ref.js";
+import { validateMfiRulesOnly, validateMrlRulesOnly, validateMtpRulesOnly } from "./validate-rules-only.js";
 import type { VersionTraits } from "../model/kuma-version.js";
 import type { Issues } from "./issues.js";
 import type { PolicyType } from "../model/types.js";
@@ -28,7 +29,9 @@ export const SPEC_KINDS: { readonly [K in PolicyType]: SpecKind } = {
     warnings: mtpWarnings,
   },
   MeshFaultInjection: {
-    validate({ s, top, hasRules, rulesAllowed, ctx, issues }) {
+    validate(input) {
+      const { s, top, hasRules, rulesAllowed, ctx, issues } = input;
+      if (ctx.traits.fromRemoved.has("MeshFaultInjection")) return validateMfiRulesOnly(input);
       if (hasRules && Array.isArray(s.from) && s.from.length > 0) issues.add("spec", "field 'from' must be empty when 'rules' is defined");
       validateFromToPolicy(s, top(PROXY_KINDS, true), CLIENT_KINDS, validateMfiConf, rulesAllowed, ctx, issues);
       if (hasRules) validateMfiRules(s.rules as unknown[], ctx.traits, issues);
@@ -36,7 +39,9 @@ export const SPEC_KINDS: { readonly [K in PolicyType]: SpecKind } = {
     fromAdvice: ", use 'rules' with SPIFFE-based 'matches' instead",
   },
   MeshRateLimit: {
-    validate({ s, top, hasRules, rulesAllowed, ctx, issues }) {
+    validate(input) {
+      const { s, top, hasRules, rulesAllowed, ctx, issues } = input;
+      if (ctx.traits.fromRemoved.has("MeshRateLimit")) return validateMrlRulesOnly(input);
       const ref = top([...PROXY_KINDS, "MeshHTTPRoute"], true);
       validateFromToPolicy(s, ref, ["Mesh"], validateMrlConf, rulesAllowed, ctx, issues);
       if (hasRules) validateMrlRules(s, ref, ctx.traits, issues);
@@ -49,7 +54,9 @@ export const SPEC_KINDS: { readonly [K in PolicyType]: SpecKind } = {
   },
 };
 
-function validateMtp({ s, top, hasRules, ctx, issues }: SpecInput): void {
+function validateMtp(input: SpecInput): void {
+  const { s, top, hasRules, ctx, issues } = input;
+  if (ctx.traits.fromRemoved.has("MeshTrafficPermission")) return validateMtpRulesOnly(input, MTP_TOP);
   top(MTP_TOP);
   if (s.to !== undefined) issues.add("spec.to", "must not be defined (MeshTrafficPermission only supports from)");
   if (!ctx.traits.rulesKinds.has("MeshTrafficPermission")) {
@@ -85,7 +92,8 @@ function validateRoute({ s, top, ctx, issues }: SpecInput): void {
     if (!item) return;
     const kinds = gateway ? ["Mesh" as const] : ROUTE_TO.filter((k) => k === "MeshService" || ctx.traits.realServiceKinds.has(k));
     validateTargetRef(item.targetRef, at(p, "targetRef"), { kinds, traits: ctx.traits }, issues);
-    if (item.hostnames !== undefined && !gateway) issues.add(at(p, "hostnames"), "can only be specified with a MeshGateway top-level targetRef");
+    // Kuma 3.0 has no MeshGateway refs: hostnames are never allowed (validateHostnames, "must not be defined").
+    if (item.hostnames !== undefined && !gateway) issues.add(at(p, "hostnames"), ctx.traits.labelsOnlyRefs ? "must not be defined" : "can only be specified with a MeshGateway top-level targetRef");
     issues.arr(item.hostnames, at(p, "hostnames"), false)?.forEach((h, j) => issues.str(h, at(at(p, "hostnames"), j)));
     validateRouteRules(item.rules, at(p, "rules"), { gatewayTop: gateway, traits: ctx.traits }, issues);
   });

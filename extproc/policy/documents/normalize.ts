@@ -38,7 +38,7 @@ export function validatePolicyObject(doc: unknown, version: KumaVersion = DEFAUL
   const spec = dropNulls(doc.spec);
   const labels = env.labels ?? {};
   const k8sNamespace = labels[LABEL.namespace] ?? env.namespace;
-  const role = policyRole(labels, k8sNamespace, spec, issues);
+  const role = policyRole(labels, k8sNamespace, spec, issues, traits.labelsOnlyRefs);
   const checked = env.type ? validateSpec(env.type, spec, { traits, role }) : undefined;
   const violations = [...issues.list, ...(checked?.violations ?? [])];
   const warnings = checked?.warnings ?? [];
@@ -69,9 +69,10 @@ export function validatePolicyObject(doc: unknown, version: KumaVersion = DEFAUL
  * `kuma.io/policy-role` (pkg/core/resources/labels/compute.go): the label when set; else, for a policy in a
  * namespace other than the system one, workload-owner when it has `from` or neither `from` nor `to`,
  * producer when every `to` item names a MeshService/MeshHTTPRoute of its own namespace, consumer when none
- * does; else system.
+ * does; else system. With labels-only refs (3.0: ComputePolicyRole on Kuma's master branch) an item "names" one
+ * resource when its labels are `kuma.io/display-name` (+ `k8s.kuma.io/namespace` of the policy's namespace) only.
  */
-function policyRole(labels: Record<string, string>, namespace: string | undefined, spec: unknown, issues: Issues): PolicyRole {
+function policyRole(labels: Record<string, string>, namespace: string | undefined, spec: unknown, issues: Issues, byLabels = false): PolicyRole {
   const label = labels[LABEL.role];
   if (label !== undefined) {
     if ((ROLES as readonly string[]).includes(label)) return label as PolicyRole;
@@ -84,12 +85,21 @@ function policyRole(labels: Record<string, string>, namespace: string | undefine
   if (from || to.length === 0) return "workload-owner";
   const producing = to.map((item) => {
     const ref = isObj(item) && isObj(item.targetRef) ? item.targetRef : {};
-    return (ref.kind === "MeshService" || ref.kind === "MeshHTTPRoute") && typeof ref.name === "string" && (ref.namespace === undefined || ref.namespace === namespace);
+    if (ref.kind !== "MeshService" && ref.kind !== "MeshHTTPRoute") return false;
+    if (byLabels) return namesOneByDisplayName(ref.labels, namespace);
+    return typeof ref.name === "string" && (ref.namespace === undefined || ref.namespace === namespace);
   });
   if (producing.every(Boolean)) return "producer";
   if (!producing.some(Boolean)) return "consumer";
   issues.add("spec.to", "it's not allowed to mix producer and consumer items in the same policy");
   return "consumer";
+}
+
+function namesOneByDisplayName(refLabels: unknown, namespace: string): boolean {
+  if (!isObj(refLabels) || typeof refLabels[LABEL.displayName] !== "string" || refLabels[LABEL.displayName] === "") return false;
+  if (Object.keys(refLabels).some((k) => k !== LABEL.displayName && k !== LABEL.namespace)) return false;
+  const ns = refLabels[LABEL.namespace];
+  return ns === undefined || ns === "" || ns === namespace;
 }
 
 function checkRfc1123(name: string, field: string, issues: Issues): void {

@@ -101,10 +101,14 @@ function validateFilter(v: unknown, path: string, ctx: RouteRulesContext & { all
   if (type === "RequestHeaderModifier" || type === "ResponseHeaderModifier") validateHeaderModifier(body, fp, issues);
   else if (type === "RequestRedirect" || type === "URLRewrite") validateRewrite(type, body, fp, ctx, issues);
   else if (type === "RequestMirror") {
-    validateTargetRef(body.backendRef, at(fp, "backendRef"), { kinds: ["MeshService", "MeshServiceSubset"], traits: ctx.traits }, issues);
+    // Kuma 3.0 mirrors to the real service kinds only (meshhttproute validation.go on Kuma's master branch).
+    const kinds = ctx.traits.labelsOnlyRefs ? BACKEND_KINDS_30 : (["MeshService", "MeshServiceSubset"] as const);
+    validateTargetRef(body.backendRef, at(fp, "backendRef"), { kinds, traits: ctx.traits }, issues);
     issues.warn(fp, "not applied by meshext: ext_proc cannot mirror requests (Envoy's router does)");
   }
 }
+
+const BACKEND_KINDS_30 = ["MeshService", "MeshExternalService", "MeshMultiZoneService"] as const;
 
 const NOT_APPLIED_BACKEND_REFS = "not applied by meshext: ext_proc cannot choose the upstream cluster, so weights and backends are Envoy's route config's";
 

@@ -37,7 +37,8 @@ export function validateMfiRules(rules: unknown[], traits: VersionTraits, issues
 
 export function validateMrlRules(s: Obj, top: TargetRef | undefined, traits: VersionTraits, issues: Issues): void {
   const rules = s.rules as unknown[];
-  if ((Array.isArray(s.to) && s.to.length > 0) || (Array.isArray(s.from) && s.from.length > 0)) {
+  // Kuma 3.0 has no `from` and words the `to` check differently (validate-rules-only.ts).
+  if (!traits.fromRemoved.has("MeshRateLimit") && ((Array.isArray(s.to) && s.to.length > 0) || (Array.isArray(s.from) && s.from.length > 0))) {
     issues.add("spec", "fields 'to' and 'from' must be empty when 'rules' is defined");
   }
   if (top && scopeIncludesGateways(top)) issues.add("spec.rules", "must not be defined");

@@ -1,8 +1,10 @@
 // Validates one targetRef against the kinds a position allows and the fields the Kuma version knows
-// (Kuma 2.6 validators, and ValidateTargetRef in pkg/core/resources/apis/mesh/validators.go at v2.14.3).
+// (Kuma 2.6 validators, and ValidateTargetRef in pkg/core/resources/apis/mesh/validators.go at v2.14.3; the
+// labels-only refs of 3.0 in validate-labels-ref.ts).
 import { at, Issues, isObj, type Obj } from "./issues.js";
 import type { VersionTraits } from "../model/kuma-version.js";
 import type { TargetRef, TargetRefKind } from "../model/types.js";
+import { validateLabelsRef } from "./validate-labels-ref.js";
 
 export interface TargetRefRules {
   kinds: readonly TargetRefKind[];
@@ -26,7 +28,9 @@ const SECTIONED: ReadonlySet<string> = new Set(["Dataplane", "MeshService", "Mes
 export function validateTargetRef(v: unknown, path: string, rules: TargetRefRules, issues: Issues): TargetRef | undefined {
   const ref = issues.obj(v, path);
   if (!ref) return undefined;
-  const kinds = rules.kinds.filter((k) => rules.traits.kindRank[k] !== undefined);
+  const top = rules.traits.topLevelKinds;
+  const kinds = rules.kinds.filter((k) => rules.traits.kindRank[k] !== undefined && (!rules.topLevel || !top || top.has(k)));
+  if (rules.traits.labelsOnlyRefs) return validateLabelsRef(ref, path, { kinds, inboundPolicy: rules.inboundPolicy }, issues);
   const kind = issues.oneOf(ref.kind, at(path, "kind"), kinds);
   if (!kind) return undefined;
   const labelled = rules.traits.refLabelsNamespaceSection && LABELLED.has(kind);

@@ -1,7 +1,7 @@
 // What each Kuma release does with the same policy YAML: the one table the engine's parse, select, sort,
 // merge and decide steps read (no version comparisons anywhere else), a row per minor plus the fixes Kuma
-// backported to patch releases. Sources: Kuma's git tags
-// 2.5.0 … v2.14.3 (api/common/v1alpha1/ref.go and targetref.go, pkg/plugins/policies/*, UPGRADE.md).
+// backported to patch releases, and a preview row for 3.0. Sources: Kuma's git tags 2.5.0 … v2.14.3 and its
+// master branch for 3.0 (api/common/v1alpha1/ref.go and targetref.go, pkg/plugins/policies/*, UPGRADE.md).
 import { KIND_TRAITS, KUMA_VERSIONS, POLICY_TYPES, type KindSince, type KumaMinor, type KumaVersion, type PolicyType, type TargetRefKind } from "./types.js";
 
 export { KUMA_VERSIONS, type KumaMinor, type KumaVersion } from "./types.js";
@@ -56,12 +56,35 @@ export interface VersionTraits {
   fromRulesCliques: boolean;
   /** Subset.Intersect skips a key the other subset lacks (kumahq/kuma #12340); before, that key ended the check with "intersects". */
   subsetIntersectFixed: boolean;
+  /** Kuma has not released this version yet: it follows Kuma's main branch and may change (3.0). */
+  preview: boolean;
+  /** Policy kinds whose `from` no longer exists (3.0): a `from` is rejected. */
+  fromRemoved: ReadonlySet<PolicyType>;
+  /**
+   * targetRefs carry only `kind`, `labels` and `sectionName` (3.0, kumahq/kuma #17761, #17668): `name`,
+   * `namespace`, `mesh`, `tags` and `proxyTypes` are rejected, kinds a position lacks get Kuma's "value 'X' is
+   * not supported".
+   */
+  labelsOnlyRefs: boolean;
+  /** Kinds a top-level targetRef may name at all (3.0: Mesh and Dataplane, kumahq/kuma #17422); undefined: every ranked kind. */
+  topLevelKinds?: ReadonlySet<TargetRefKind>;
+  /**
+   * What says whether a proxy has mTLS, and with it whether MeshTrafficPermission applies: the Mesh resource's
+   * `mtls` (2.x), or only a MeshIdentity selecting the proxy (3.0: without one MTP does not apply).
+   */
+  mtlsFrom: "mesh" | "mesh-identity";
+  /** A Dataplane inbound must carry `tags` with `kuma.io/service` (2.x); 3.0 removed inbound tags. */
+  inboundTagsRequired: boolean;
+  /** `_rules` entries carry the legacy `fromRules` / `toRules` (2.x); 3.0 dropped both. */
+  inspectLegacyRules: boolean;
 }
 
 const RANK_26 = { Mesh: 1, MeshSubset: 2, MeshGateway: 3, MeshService: 4, MeshServiceSubset: 5, MeshHTTPRoute: 6 } as const;
 const RANK_28 = { Mesh: 1, MeshSubset: 2, MeshGateway: 3, MeshService: 4, MeshExternalService: 5, MeshServiceSubset: 6, MeshHTTPRoute: 7 } as const;
 const RANK_29 = { ...RANK_28, MeshMultiZoneService: 6, MeshServiceSubset: 7, MeshHTTPRoute: 8 } as const;
 const RANK_210 = { Mesh: 1, Dataplane: 2, MeshSubset: 3, MeshGateway: 4, MeshService: 5, MeshExternalService: 6, MeshMultiZoneService: 7, MeshServiceSubset: 8, MeshHTTPRoute: 9 } as const;
+/** Kuma's main branch (3.0) keeps the 2.10 numbers of the kinds that remain (api/common/v1alpha1/targetref.go `order`). */
+const RANK_30 = { Mesh: 1, Dataplane: 2, MeshService: 5, MeshExternalService: 6, MeshMultiZoneService: 7, MeshHTTPRoute: 9 } as const;
 
 const none = <T>(): ReadonlySet<T> => new Set<T>();
 
@@ -91,6 +114,12 @@ const BASE: VersionTraits = {
   ignoredInboundsSelected: false,
   fromRulesCliques: false,
   subsetIntersectFixed: false,
+  preview: false,
+  fromRemoved: none(),
+  labelsOnlyRefs: false,
+  mtlsFrom: "mesh",
+  inboundTagsRequired: true,
+  inspectLegacyRules: true,
 };
 
 /**
@@ -108,6 +137,18 @@ const CHANGES: ReadonlyArray<[KumaMinor, Partial<VersionTraits>]> = [
   ["2.12", { sectionNameMatches: "name-or-port", meshIdentity: true }],
   ["2.13", { deprecatedTopLevelKinds: new Set(["MeshService", "MeshSubset", "MeshServiceSubset", "MeshHTTPRoute"]) }],
   ["2.14", { sniMatches: true, mtpRules: "pooled", ruleMatchExpansion: true, mtpIdentityRulesPath: true, ignoredInboundsSelected: true, fromRulesCliques: true }],
+  // Preview of Kuma's main branch (UPGRADE.md "Upgrade to 3.0.0"): `from`, MeshSubset, MeshServiceSubset,
+  // MeshGateway refs, top-level MeshService, ref names/tags/proxyTypes, Mesh.mtls and inbound tags are gone.
+  ["3.0", {
+    preview: true,
+    kindRank: RANK_30,
+    labelsOnlyRefs: true,
+    topLevelKinds: new Set(["Mesh", "Dataplane"]),
+    mtlsFrom: "mesh-identity",
+    inboundTagsRequired: false,
+    inspectLegacyRules: false,
+    deprecatedTopLevelKinds: none(),
+  }],
 ];
 
 /**
@@ -149,7 +190,7 @@ const TABLE: ReadonlyMap<KumaMinor, VersionTraits> = (() => {
 })();
 
 /** The kinds whose KIND_TRAITS `since` says `version` has each feature. */
-function kindSets(version: KumaMinor): Pick<VersionTraits, "rulesKinds" | "matchesKinds" | "deprecatedFrom"> {
+function kindSets(version: KumaMinor): Pick<VersionTraits, "rulesKinds" | "matchesKinds" | "deprecatedFrom" | "fromRemoved"> {
   const has = (feature: keyof KindSince): ReadonlySet<PolicyType> => {
     const at = KUMA_VERSIONS.indexOf(version);
     return new Set(POLICY_TYPES.filter((k) => {
@@ -157,7 +198,9 @@ function kindSets(version: KumaMinor): Pick<VersionTraits, "rulesKinds" | "match
       return since !== undefined && KUMA_VERSIONS.indexOf(since) <= at;
     }));
   };
-  return { rulesKinds: has("rules"), matchesKinds: has("matches"), deprecatedFrom: has("fromDeprecated") };
+  const removed = has("fromRemoved");
+  const deprecated = new Set([...has("fromDeprecated")].filter((k) => !removed.has(k)));
+  return { rulesKinds: has("rules"), matchesKinds: has("matches"), deprecatedFrom: deprecated, fromRemoved: removed };
 }
 
 const PATCH_ROWS = new Map<KumaVersion, VersionTraits>();
@@ -189,17 +232,17 @@ export function minorOf(v: KumaVersion): KumaMinor {
 
 /**
  * "2.14", "2.14.3", "v2.7.29", "2.13.5-rc.1" → the release that decides like it, patch level kept ("2.7.29"; a
- * pre-release of a patch counts as that patch): versions newer than the table follow its last row, older ones
- * are undefined (not supported).
+ * pre-release of a patch counts as that patch): 2.x versions newer than 2.14 follow 2.14, 3.x ones the 3.0
+ * preview row, older ones are undefined (not supported).
  */
 export function parseKumaVersion(text: string): KumaVersion | undefined {
   const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[\-+].*)?$/.exec(text.trim());
   if (!m) return undefined;
   const major = Number(m[1]);
   const minor = Number(m[2]);
-  if (major !== 2) return undefined; // 3.x removes `from`, MeshSubset, … : not a dialect this engine speaks
-  const exact = KUMA_VERSIONS.find((v) => v === `2.${minor}`);
-  if (!exact) return minor > 14 ? "2.14" : undefined;
+  if (major !== 2 && major !== 3) return undefined;
+  const exact = KUMA_VERSIONS.find((v) => v === `${major}.${minor}`);
+  if (!exact) return major === 3 ? "3.0" : minor > 14 ? "2.14" : undefined;
   const patch = m[3] !== undefined ? Number(m[3]) : 0;
   return patch > 0 ? `${exact}.${patch}` : exact;
 }

@@ -4,8 +4,8 @@
 export const POLICY_TYPES = ["MeshTrafficPermission", "MeshFaultInjection", "MeshRateLimit", "MeshHTTPRoute"] as const;
 export type PolicyType = (typeof POLICY_TYPES)[number];
 
-export const KUMA_VERSIONS = ["2.5", "2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14"] as const;
-/** A Kuma minor version whose policy semantics the engine reproduces (its traits: kuma-version.ts). */
+export const KUMA_VERSIONS = ["2.5", "2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14", "3.0"] as const;
+/** A Kuma minor version whose policy semantics the engine reproduces (its traits: kuma-version.ts); 3.0 is a preview of Kuma's main branch. */
 export type KumaMinor = (typeof KUMA_VERSIONS)[number];
 /** A Kuma release whose policy semantics the engine reproduces: a minor ("2.7", meaning its .0) or a patch ("2.7.29"). */
 export type KumaVersion = KumaMinor | `${KumaMinor}.${number}`;
@@ -18,18 +18,21 @@ export interface KindSince {
   matches?: KumaMinor;
   /** `from` deprecated (its `Deprecations()` in deprecated.go warns). */
   fromDeprecated?: KumaMinor;
+  /** `from` removed from the kind's spec (Kuma's main branch, 3.0: UPGRADE.md "`from` removed from …"). */
+  fromRemoved?: KumaMinor;
 }
 
 /**
  * The model's registry of kinds, one entry per kind: what Kuma says of each kind beyond its spec — its short
  * name (`ShortName` of its resource descriptor), whether its `from` items count as catch-all rules
  * (`IsFromAsRules`), its plugin's `Order` (the order of the inspect view's rules:
- * pkg/plugins/policies/<kind>/plugin/v1alpha1/plugin.go at v2.14.3) — and the versions that changed it.
+ * pkg/plugins/policies/<kind>/plugin/v1alpha1/plugin.go at v2.14.3) — and the versions that changed it (3.0: Kuma's
+ * main branch, whose commits "remove deprecated from" #17507, #17608, #17628 drop `from`).
  */
 export const KIND_TRAITS: Readonly<Record<PolicyType, { shortName: string; fromAsRules: boolean; pluginOrder: number; since: KindSince }>> = {
-  MeshTrafficPermission: { shortName: "mtp", fromAsRules: false, pluginOrder: 1100, since: { rules: "2.12", fromDeprecated: "2.14" } },
-  MeshFaultInjection: { shortName: "mfi", fromAsRules: false, pluginOrder: 800, since: { rules: "2.13", matches: "2.13", fromDeprecated: "2.14" } },
-  MeshRateLimit: { shortName: "mrl", fromAsRules: true, pluginOrder: 900, since: { rules: "2.10", matches: "2.14", fromDeprecated: "2.10" } },
+  MeshTrafficPermission: { shortName: "mtp", fromAsRules: false, pluginOrder: 1100, since: { rules: "2.12", fromDeprecated: "2.14", fromRemoved: "3.0" } },
+  MeshFaultInjection: { shortName: "mfi", fromAsRules: false, pluginOrder: 800, since: { rules: "2.13", matches: "2.13", fromDeprecated: "2.14", fromRemoved: "3.0" } },
+  MeshRateLimit: { shortName: "mrl", fromAsRules: true, pluginOrder: 900, since: { rules: "2.10", matches: "2.14", fromDeprecated: "2.10", fromRemoved: "3.0" } },
   MeshHTTPRoute: { shortName: "mhttpr", fromAsRules: false, pluginOrder: 100, since: {} },
 };
 

@@ -137,7 +137,8 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
   const outbound = reuseOrBuild(prev?.outbound, sortedRoutes, () => outboundPlan(sortedRoutes, traits, resources, dataplane.mesh), JSON.stringify([dataplane.mesh, resources]));
   const mtls = meshMtls(resources, dataplane.mesh);
   const snap: Snapshot = { version, dataplane, policies, inbounds, outbound, unselected, otherMesh, duplicates, kumaVersion, traits, resources, shadowed };
-  if (mtls !== undefined) snap.mtls = mtls;
+  // Kuma 3.0 reads no Mesh.mtls: mTLS (and with it MeshTrafficPermission) comes from a MeshIdentity only.
+  if (mtls !== undefined && traits.mtlsFrom === "mesh") snap.mtls = mtls;
   const identity = traits.meshIdentity ? dataplaneIdentity(resources.identities ?? [], dataplane) : undefined;
   if (identity) snap.identity = identity.name;
   const trustDomains = trustedDomains(resources.trusts ?? [], identity, dataplane.mesh);

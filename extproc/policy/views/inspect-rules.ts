@@ -1,11 +1,13 @@
 // Kuma's inspect view of one Dataplane exactly as Kuma 2.14's REST API writes it (`GET /meshes/{mesh}/
 // dataplanes/{name}/_rules`: InspectRules in `api/openapi/specs/api.yaml`, `rulesForResource` in
-// `pkg/api-server/resource_endpoints.go` @v2.14.3). The engine's pure view (policy/inspect.ts) supplies the
+// `pkg/api-server/resource_endpoints.go` @v2.14.3; under 3.0 the shape of Kuma's master branch, which drops
+// `fromRules`/`toRules` and inbound tags: resource_inspect_endpoints.go there). The engine's pure view (policy/inspect.ts) supplies the
 // outbound rules and warnings; this adds the wire details Kuma's answer has: types in plugin order, the
 // per-inbound `fromRules`/`inboundRules` as Kuma builds them (inspect-inbound-rules.ts), `match` omitted on
 // catch-alls, Meta without `kri`, `weight: 1` on backendRefs, and `httpMatches` under Kuma's hash.
 import { createHash } from "node:crypto";
 import { compile } from "../plans/compile.js";
+import { versionTraits } from "../model/kuma-version.js";
 import type { Dataplane } from "../model/dataplane.js";
 import { dataplaneRules, type InspectOptions, type Meta } from "./inspect.js";
 import { KIND_TRAITS, POLICY_TYPES, type Policy, type PolicyType, type RouteMatch } from "../model/types.js";
@@ -24,6 +26,7 @@ export const INSPECT_ORDER: readonly PolicyType[] = [...POLICY_TYPES].sort((a, b
  */
 export function inspectRules(policies: readonly Policy[], dp: Dataplane, opts: InspectOptions = {}, portlessPort = 0): InspectRules {
   const view = dataplaneRules(policies, dp, opts);
+  const legacy = versionTraits(opts.kumaVersion).inspectLegacyRules;
   const snapshot = compile(policies, dp, 0, { kumaVersion: opts.kumaVersion, resources: opts.resources });
   const inbounds = [...snapshot.inbounds].sort((a, b) => (a.inbound.port ?? 0) - (b.inbound.port ?? 0));
   const rules: InspectRule[] = [];
@@ -38,15 +41,19 @@ export function inspectRules(policies: readonly Policy[], dp: Dataplane, opts: I
       warnings: engine?.warnings ?? [],
     };
     for (const plan of type === "MeshHTTPRoute" ? [] : inbounds) {
-      const inbound: InboundRef = { ...(plan.inbound.declaredName ? { name: plan.inbound.declaredName } : {}), port: plan.inbound.port ?? portlessPort, tags: { ...plan.inbound.tags } };
-      const from = fromRulesOf(snapshot, plan, type);
-      if (from.length) entry.fromRules.push({ inbound, rules: from });
+      const inbound: InboundRef = { ...(plan.inbound.declaredName ? { name: plan.inbound.declaredName } : {}), port: plan.inbound.port ?? portlessPort, tags: legacy ? { ...plan.inbound.tags } : null };
+      const from = legacy ? fromRulesOf(snapshot, plan, type) : [];
+      if (from.length) entry.fromRules!.push({ inbound, rules: from });
       const inboundRules = inboundRulesOf(plan, type);
       if (inboundRules.length) entry.inboundRules.push({ inbound, rules: inboundRules });
     }
-    if (entry.fromRules.length || entry.inboundRules.length || entry.toRules.length || entry.toResourceRules.length) rules.push(entry);
+    if (!legacy) {
+      delete entry.fromRules;
+      delete entry.toRules;
+    }
+    if (entry.fromRules?.length || entry.inboundRules.length || entry.toRules?.length || entry.toResourceRules.length) rules.push(entry);
   }
-  return { httpMatches: httpMatchesOf(rules, snapshot.outbound.routes), resource: metaOf(view.resource), rules };
+  return { httpMatches: httpMatchesOf(rules, legacy ? snapshot.outbound.routes : []), resource: metaOf(view.resource), rules };
 }
 
 function plainOrigin(o: { resourceMeta: Meta; ruleIndex: number }): { resourceMeta: Meta; ruleIndex: number } {
@@ -80,7 +87,7 @@ function httpMatchesOf(rules: readonly InspectRule[], routes: readonly Policy[])
     }
   }
   for (const r of rules.filter((x) => x.type === "MeshHTTPRoute")) {
-    const confs = [...(r.toRules as Array<{ conf: RouteConf }>).map((x) => x.conf), ...(r.toResourceRules as Array<{ conf: RouteConf[] }>).flatMap((x) => x.conf)];
+    const confs = [...((r.toRules ?? []) as Array<{ conf: RouteConf }>).map((x) => x.conf), ...(r.toResourceRules as Array<{ conf: RouteConf[] }>).flatMap((x) => x.conf)];
     for (const conf of confs) for (const rule of conf.rules ?? []) byHash.set(matchesHash(rule.matches), rule.matches);
   }
   return [...byHash].map(([hash, match]) => ({ hash, match })).sort((a, b) => (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));

@@ -1,11 +1,13 @@
-// The shapes of Kuma's `_rules` inspect answer (InspectRules in Kuma 2.14's api/openapi/specs/api.yaml) and
+// The shapes of Kuma's `_rules` inspect answer (InspectRules in Kuma 2.14's api/openapi/specs/api.yaml; Kuma
+// 3.0's api/openapi/specs/common/resource.yaml on its master branch drops `fromRules` and `toRules`) and
 // Kuma's ResourceMetaToMeta, shared by the whole-answer view (inspect-rules.ts) and its per-inbound parts.
 import type { Meta } from "./inspect.js";
 
 export interface InboundRef {
   name?: string;
   port: number;
-  tags: Record<string, string>;
+  /** Kuma 3.0 has no inbound tags: `null` there (Go's nil map), as its API server writes it. */
+  tags: Record<string, string> | null;
 }
 
 export interface InboundRule {
@@ -23,10 +25,12 @@ export interface Rule {
 
 export interface InspectRule {
   type: string;
-  fromRules: Array<{ inbound: InboundRef; rules: Rule[] }>;
+  /** Up to 2.14 only. */
+  fromRules?: Array<{ inbound: InboundRef; rules: Rule[] }>;
   inboundRules: Array<{ inbound: InboundRef; rules: InboundRule[] }>;
   toResourceRules: unknown[];
-  toRules: unknown[];
+  /** Up to 2.14 only. */
+  toRules?: unknown[];
   warnings: string[];
 }
 
