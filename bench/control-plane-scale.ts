@@ -2,6 +2,7 @@
 // HTTP policy source does) and heartbeat at the default interval, against `meshext control-plane` (a child
 // process) holding 2 000 policies; heartbeat and unrelated-GET latency, and the control plane's CPU.
 // Baseline: the same heartbeats and GETs with no long-polls held. Run alone: node dist/bench/control-plane-scale.js [--quick]
+// [--only-1000]; MESHEXT_BENCH_CP_NODE_FLAGS="--trace-gc" (or --cpu-prof) passes Node flags to the control plane.
 import { Agent } from "node:http";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +13,7 @@ import { SIDECAR_FLAGS } from "../extproc/config/sidecar.js";
 import { POLICY_TYPES } from "../extproc/kuma-rest/resources.js";
 import { policyDoc } from "./policy-files.js";
 import { SIDECAR_ENV } from "../extproc/config/runtime.js";
+import { EVENT_LOOP_SAMPLE_MS } from "../extproc/process-metrics.js";
 import { type BenchChild, forkBenchChild } from "./cp-scale-children.js";
 import { type ChildArgs, type FromChild, getText, LONG_POLL_WAIT, send } from "./cp-scale-http.js";
 import { CLIENT_CPU, CpuWindow, SERVER_CPU, sleep, spawnPinned, stopChild, waitForLine } from "./proc.js";
@@ -34,11 +36,8 @@ const HEARTBEAT_INTERVAL_MS = SIDECAR_FLAGS.find((f) => f.key === "heartbeatInte
 /** Processes the simulated sidecars are split over (each holds sidecars/SIDECAR_PROCESSES × 4 long-polls). */
 const SIDECAR_PROCESSES = 2;
 
-/** The simulated sidecars' nice level: they are the load, and must not delay the prober's timings (niced 0). */
-const SIDECAR_NICE = Number(process.env.MESHEXT_BENCH_SIDECAR_NICE ?? 10);
-
 /** A data directory with `policies` policies and `dataplanes` online Dataplanes, written as the store lays them out. */
-function seedDataDir(policies: number, dataplanes: number): string {
+export function seedDataDir(policies: number, dataplanes: number): string {
   const dir = mkdtempSync(join(tmpdir(), "meshext-cp-scale-"));
   const plural = new Map(POLICY_TYPES.map((t) => [t.kind, t.plural]));
   for (let i = 0; i < policies; i++) {
@@ -89,8 +88,16 @@ function gaugeMs(metrics: string, name: string): number {
 }
 
 /**
+ * The event-loop delay in ms from a lag gauge: monitorEventLoopDelay records the time between its timer's runs,
+ * so an idle loop reads EVENT_LOOP_SAMPLE_MS; what is over that is the delay.
+ */
+function lagMs(metrics: string, name: string): number {
+  return Math.max(0, gaugeMs(metrics, name) - EVENT_LOOP_SAMPLE_MS);
+}
+
+/**
  * One run: `sidecars` heartbeating sidecars, holding long-polls when `withLongPolls`. Four processes: the control
- * plane (pinned to SERVER_CPU), the simulated sidecars (SIDECAR_PROCESSES children on CLIENT_CPU, niced), the
+ * plane (pinned to SERVER_CPU), the simulated sidecars (SIDECAR_PROCESSES children on CLIENT_CPU), the
  * prober timing heartbeats and GETs (a child doing nothing else), and this one, which only writes.
  */
 async function run(sidecars: number, withLongPolls: boolean, opts: ControlPlaneScaleOptions): Promise<RunResult> {
@@ -110,7 +117,7 @@ async function run(sidecars: number, withLongPolls: boolean, opts: ControlPlaneS
     if (withLongPolls) {
       const per = Math.ceil(sidecars / SIDECAR_PROCESSES);
       for (let first = 0; first < sidecars; first += per) {
-        sims.push(await forkBenchChild("cp-scale-sidecars", { ...args, sidecars: Math.min(per, sidecars - first) }, { cpu: CLIENT_CPU, nice: SIDECAR_NICE }));
+        sims.push(await forkBenchChild("cp-scale-sidecars", { ...args, sidecars: Math.min(per, sidecars - first) }, { cpu: CLIENT_CPU }));
       }
       children.push(...sims);
       // Measure only once every long-poll has been sent (and so is held), plus a settling second.
@@ -145,8 +152,8 @@ async function run(sidecars: number, withLongPolls: boolean, opts: ControlPlaneS
     for (const t of timers) clearInterval(t);
     const metrics = await getText(agent, base, "/metrics").catch(() => "");
     result.serverHeartbeatMaxMs = serverHeartbeatMaxMs(metrics);
-    result.eventLoopMaxMs = gaugeMs(metrics, "meshext_control_plane_nodejs_eventloop_lag_max_seconds");
-    result.eventLoopP99Ms = gaugeMs(metrics, "meshext_control_plane_nodejs_eventloop_lag_p99_seconds");
+    result.eventLoopMaxMs = lagMs(metrics, "meshext_control_plane_nodejs_eventloop_lag_max_seconds");
+    result.eventLoopP99Ms = lagMs(metrics, "meshext_control_plane_nodejs_eventloop_lag_p99_seconds");
     const reports = await Promise.all(children.map((c) => (c.tell({ type: "report" }), c.next((m): m is Extract<FromChild, { type: "result" }> => m.type === "result"))));
     for (const r of reports) {
       result.heartbeatMs.push(...(r.heartbeatMs ?? []));
@@ -201,8 +208,8 @@ function maxOf(values: number[]): number {
 export function controlPlaneScaleNotes(opts: ControlPlaneScaleOptions): string[] {
   return [
     `bench/control-plane-scale.ts: \`meshext control-plane\` (a child process pinned to CPU ${SERVER_CPU}) starts on a data directory holding ${opts.policies} policies (bench/policy-files.ts's mix over the four kinds) and N online Dataplanes. N simulated sidecars each hold one long-poll per policy kind (\`If-None-Match\` + \`?wait=${LONG_POLL_WAIT}\`, re-armed when answered, as extproc/policy-source/http-source.ts does) and heartbeat once per --heartbeat-interval (${HEARTBEAT_INTERVAL_MS / 1000} s default), spread evenly; ${opts.getsPerSecond} unrelated GETs/s read one 100-item page of the MeshTrafficPermission list; ${opts.writesPerSecond} PUT/s edits one MeshTrafficPermission in place (a new label each time), waking every sidecar's MeshTrafficPermission long-poll. ${opts.durationS} s measured after 1 s warm-up.`,
-    `Processes: the control plane (pinned to CPU ${SERVER_CPU}); the simulated sidecars' long-polls in ${SIDECAR_PROCESSES} child processes (bench/cp-scale-sidecars.ts, pinned to CPU ${CLIENT_CPU}, nice ${SIDECAR_NICE}: they are the load and read every woken page, ~40 MB per write); a prober child doing nothing but the heartbeats and GETs it times (bench/cp-scale-prober.ts, not pinned); the bench process itself only writes.`,
-    "CP-side heartbeat max: the control plane's own latency histogram (arrival to reply), the bucket bound holding its slowest heartbeat. CP event-loop delay: its meshext_control_plane_nodejs_eventloop_lag_{p99,max}_seconds over the window (perf_hooks monitorEventLoopDelay, reset by a scrape at the window's start).",
+    `Processes: the control plane (pinned to CPU ${SERVER_CPU}); the simulated sidecars' long-polls in ${SIDECAR_PROCESSES} child processes (bench/cp-scale-sidecars.ts, pinned to CPU ${CLIENT_CPU}: they are the load and read every woken page, ~40 MB per write; niced, they fell behind and met resets on sockets the control plane had closed as idle); a prober child doing nothing but the heartbeats and GETs it times (bench/cp-scale-prober.ts, not pinned); the bench process itself only writes.`,
+    "CP-side heartbeat max: the control plane's own latency histogram (arrival to reply), the bucket bound holding its slowest heartbeat. CP event-loop delay: its meshext_control_plane_nodejs_eventloop_lag_{p99,max}_seconds over the window (perf_hooks monitorEventLoopDelay, reset by a scrape at the window's start) minus its ${EVENT_LOOP_SAMPLE_MS} ms sampling interval, which an idle loop reads. It holds the time the OS did not run the control plane, not only its own work.",
     "Baseline: the same heartbeats, GETs and writes with no long-poll held. CPU = utime+stime of each process over the window ÷ wall time; other tenants = the machine's busy time minus these processes', in % of one core (the machine's load during the run).",
   ];
 }

@@ -1,7 +1,6 @@
 // The control-plane scale bench's child processes (simulated sidecars, the prober): forked with an IPC
-// channel, optionally pinned to a CPU and niced, waited on by message, and stopped.
+// channel, optionally pinned to a CPU, waited on by message, and stopped.
 import { type ChildProcess, fork, spawnSync } from "node:child_process";
-import { setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { ChildArgs, FromChild, ToChild } from "./cp-scale-http.js";
 
@@ -15,13 +14,12 @@ export interface BenchChild {
   stop(): Promise<void>;
 }
 
-/** Forks bench/`module`.js (a sibling of this file) with `args`; `cpu` pins it (taskset), `nice` lowers its priority. */
-export async function forkBenchChild(module: string, args: ChildArgs, place: { cpu?: string; nice?: number } = {}): Promise<BenchChild> {
+/** Forks bench/`module`.js (a sibling of this file) with `args`; `cpu` pins it (taskset). */
+export async function forkBenchChild(module: string, args: ChildArgs, place: { cpu?: string } = {}): Promise<BenchChild> {
   const path = fileURLToPath(new URL(`./${module}.js`, import.meta.url));
   const child: ChildProcess = fork(path, [JSON.stringify(args)], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const pid = child.pid!;
   if (place.cpu !== undefined) spawnSync("taskset", ["-pc", place.cpu, String(pid)], { stdio: "ignore" });
-  if (place.nice !== undefined) setPriority(pid, place.nice);
   const handle: BenchChild = {
     pid,
     next(pred, timeoutMs = 120_000) {

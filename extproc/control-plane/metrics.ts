@@ -5,7 +5,7 @@ import { ALL_TYPES, DATAPLANE_TYPE, GLOBAL_TYPES } from "../kuma-rest/resources.
 import { collectProcessMetrics } from "../process-metrics.js";
 import type { DataplaneRegistry, DataplaneState } from "./dataplanes.js";
 import type { ResourceStore } from "./store.js";
-import type { ChangeNotifier } from "./watch.js";
+import { type ChangeNotifier, isLongPoll } from "./watch.js";
 import type { PolicySetIndex } from "./policy-sets.js";
 
 export const CONTROL_PLANE_METRIC_PREFIX = "meshext_control_plane_";
@@ -96,10 +96,6 @@ export function createControlPlaneMetrics(sources: { notifier: ChangeNotifier; s
       return (status) => end({ status: String(status) });
     },
   };
-}
-
-function isLongPoll(url: URL, headers: Record<string, string | string[] | undefined>): boolean {
-  return Boolean(url.searchParams.get("wait")) && headers["if-none-match"] !== undefined;
 }
 
 const MESH_SUBRESOURCES = new Set(["_heartbeat", "_rules", "_policy-set"]);
