@@ -2,7 +2,8 @@
 // HTTP policy source does) and heartbeat at the default interval, against `meshext control-plane` (a child
 // process) holding 2 000 policies; heartbeat and unrelated-GET latency, and the control plane's CPU.
 // Baseline: the same heartbeats and GETs with no long-polls held. Run alone: node dist/bench/control-plane-scale.js [--quick]
-import { Agent, request } from "node:http";
+// [--only-1000]; MESHEXT_BENCH_CP_NODE_FLAGS="--trace-gc" (or --cpu-prof) passes Node flags to the control plane.
+import { Agent } from "node:http";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +13,10 @@ import { SIDECAR_FLAGS } from "../extproc/config/sidecar.js";
 import { POLICY_TYPES } from "../extproc/kuma-rest/resources.js";
 import { policyDoc } from "./policy-files.js";
 import { SIDECAR_ENV } from "../extproc/config/runtime.js";
-import { cpuMicros, SERVER_CPU, sleep, spawnPinned, stopChild, waitForLine } from "./proc.js";
+import { EVENT_LOOP_SAMPLE_MS } from "../extproc/process-metrics.js";
+import { type BenchChild, forkBenchChild } from "./cp-scale-children.js";
+import { type ChildArgs, type FromChild, getText, LONG_POLL_WAIT, send } from "./cp-scale-http.js";
+import { CLIENT_CPU, CpuWindow, SERVER_CPU, sleep, spawnPinned, stopChild, waitForLine } from "./proc.js";
 import { type BenchRow } from "./report.js";
 import { summarize } from "./stats.js";
 
@@ -28,28 +32,12 @@ export interface ControlPlaneScaleOptions {
 }
 
 const HEARTBEAT_INTERVAL_MS = SIDECAR_FLAGS.find((f) => f.key === "heartbeatIntervalMs")!.default as number;
-const LONG_POLL_WAIT = "30s";
 
-interface Reply {
-  status: number;
-  etag?: string;
-}
-
-function send(agent: Agent, base: URL, method: string, path: string, headers: Record<string, string> = {}, body?: string, onSent?: () => void): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request({ agent, host: base.hostname, port: base.port, method, path, headers: { ...headers, ...(body ? { "content-type": "application/json" } : {}) } }, (res) => {
-      res.resume();
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, etag: res.headers.etag }));
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    if (onSent) req.once("finish", onSent);
-    req.end(body);
-  });
-}
+/** Processes the simulated sidecars are split over (each holds sidecars/SIDECAR_PROCESSES × 4 long-polls). */
+const SIDECAR_PROCESSES = 2;
 
 /** A data directory with `policies` policies and `dataplanes` online Dataplanes, written as the store lays them out. */
-function seedDataDir(policies: number, dataplanes: number): string {
+export function seedDataDir(policies: number, dataplanes: number): string {
   const dir = mkdtempSync(join(tmpdir(), "meshext-cp-scale-"));
   const plural = new Map(POLICY_TYPES.map((t) => [t.kind, t.plural]));
   for (let i = 0; i < policies; i++) {
@@ -71,117 +59,120 @@ function seedDataDir(policies: number, dataplanes: number): string {
 interface RunResult {
   heartbeatMs: number[];
   getMs: number[];
-  cpuCores: number;
+  /** CPU over the window (cores): the control plane, the prober, the sidecar processes together, this process (writes). */
+  cpuCores: { controlPlane: number; prober: number; sidecars: number; writer: number };
+  /** What everything else on the machine used over the window, % of one core. */
+  otherTenantsPct: number;
   longPollAnswers: number;
   writes: number;
   errors: number;
   /** Upper bound of the control plane's own latency histogram bucket holding its slowest heartbeat, ms. */
   serverHeartbeatMaxMs: number;
+  /** The control plane's event-loop delay over the window (meshext_control_plane_nodejs_eventloop_lag_*), ms. */
+  eventLoopMaxMs: number;
+  eventLoopP99Ms: number;
 }
 
 /** The smallest bucket bound (ms) of meshext_control_plane_http_request_duration_seconds holding every heartbeat. */
-async function serverHeartbeatMaxMs(agent: Agent, base: URL): Promise<number> {
-  const text = await new Promise<string>((resolve, reject) => {
-    request({ agent, host: base.hostname, port: base.port, path: "/metrics" }, (res) => {
-      let body = "";
-      res.on("data", (c) => (body += c));
-      res.on("end", () => resolve(body));
-    }).on("error", reject).end();
-  });
-  const buckets = text.split("\n").filter((l) => l.includes("_bucket{") && l.includes("_heartbeat") && l.includes('status="200"'));
+function serverHeartbeatMaxMs(metrics: string): number {
+  const buckets = metrics.split("\n").filter((l) => l.includes("_bucket{") && l.includes("_heartbeat") && l.includes('status="200"'));
   const total = Number(buckets.find((l) => l.includes('le="+Inf"'))?.split(" ")[1] ?? 0);
   const bound = buckets.map((l) => ({ le: Number(/le="([^"]+)"/.exec(l)![1]), n: Number(l.split(" ")[1]) })).filter((b) => Number.isFinite(b.le) && b.n >= total);
   return bound.length ? Math.min(...bound.map((b) => b.le)) * 1000 : NaN;
 }
 
-/** One run: `sidecars` heartbeating sidecars, holding long-polls when `withLongPolls`. */
+/** A gauge's value in ms from a /metrics text (seconds), NaN when absent. */
+function gaugeMs(metrics: string, name: string): number {
+  const line = metrics.split("\n").find((l) => l.startsWith(name + " "));
+  return line ? Number(line.split(" ")[1]) * 1000 : NaN;
+}
+
+/**
+ * The event-loop delay in ms from a lag gauge: monitorEventLoopDelay records the time between its timer's runs,
+ * so an idle loop reads EVENT_LOOP_SAMPLE_MS; what is over that is the delay.
+ */
+function lagMs(metrics: string, name: string): number {
+  return Math.max(0, gaugeMs(metrics, name) - EVENT_LOOP_SAMPLE_MS);
+}
+
+/**
+ * One run: `sidecars` heartbeating sidecars, holding long-polls when `withLongPolls`. Four processes: the control
+ * plane (pinned to SERVER_CPU), the simulated sidecars (SIDECAR_PROCESSES children on CLIENT_CPU), the
+ * prober timing heartbeats and GETs (a child doing nothing else), and this one, which only writes.
+ */
 async function run(sidecars: number, withLongPolls: boolean, opts: ControlPlaneScaleOptions): Promise<RunResult> {
   const dataDir = seedDataDir(opts.policies, sidecars);
-  const child = spawnPinned(SERVER_CPU, process.execPath, ["dist/extproc/cli.js", "control-plane", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "info"], SIDECAR_ENV);
-  const pollAgent = new Agent({ keepAlive: true, maxSockets: Infinity });
-  // Idle keep-alive sockets are dropped before the control plane's 5 s keepAliveTimeout closes them, so no
-  // request is sent on a socket the server is closing (that race shows up as resets and retries, not as our cost).
-  const callAgent = new Agent({ keepAlive: true, maxSockets: 64, timeout: 4000 });
-  let stopping = false;
-  const result: RunResult = { heartbeatMs: [], getMs: [], cpuCores: 0, longPollAnswers: 0, writes: 0, errors: 0, serverHeartbeatMaxMs: NaN };
+  const child = spawnPinned(SERVER_CPU, process.execPath, [...(process.env.MESHEXT_BENCH_CP_NODE_FLAGS ?? "").split(" ").filter(Boolean), "dist/extproc/cli.js", "control-plane", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "info"], SIDECAR_ENV);
+  if (process.env.MESHEXT_BENCH_CP_NODE_FLAGS) child.stdout!.on("data", (d: Buffer) => process.stderr.write(d.toString().split("\n").filter((l) => l && !l.startsWith("{")).map((l) => `[cp] ${l}\n`).join("")));
+  const agent = new Agent({ keepAlive: true, maxSockets: 8, timeout: 4000 });
+  const children: BenchChild[] = [];
+  const result: RunResult = { heartbeatMs: [], getMs: [], cpuCores: { controlPlane: 0, prober: 0, sidecars: 0, writer: 0 }, otherTenantsPct: 0, longPollAnswers: 0, writes: 0, errors: 0, serverHeartbeatMaxMs: NaN, eventLoopMaxMs: NaN, eventLoopP99Ms: NaN };
+  const timers: NodeJS.Timeout[] = [];
   try {
     const line = await waitForLine(child, (l) => l.msg === "control plane listening", 60_000, "control plane start");
     const base = new URL(String(line.url));
     await sleep(2000); // the control plane's first seconds (JIT, first sweep) are not what this measures
-    // Long-polls: one per kind per sidecar, re-armed as soon as answered (304 at the end of each wait).
-    const polls: Promise<void>[] = [];
+    const args: ChildArgs = { baseUrl: base.href, sidecars: 0, totalSidecars: sidecars, heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS, getsPerSecond: opts.getsPerSecond };
+    const sims: BenchChild[] = [];
     if (withLongPolls) {
-      let sent = 0;
-      const etags = new Map<string, string>();
-      for (const t of POLICY_TYPES) etags.set(t.plural, (await send(callAgent, base, "GET", `/meshes/default/${t.plural}?size=100`)).etag ?? "");
-      for (let s = 0; s < sidecars; s++) {
-        for (const t of POLICY_TYPES) {
-          polls.push(
-            (async () => {
-              // Each sidecar re-arms with the ETag it was last answered (a changed list is read again at that tag).
-              let etag = etags.get(t.plural)!;
-              while (!stopping) {
-                const r = await send(pollAgent, base, "GET", `/meshes/default/${t.plural}?size=100&wait=${LONG_POLL_WAIT}`, { "if-none-match": etag }, undefined, () => sent++).catch(() => {
-                  if (!stopping) result.errors++;
-                  return undefined;
-                });
-                if (r?.etag) etag = r.etag;
-                if (r && !stopping) result.longPollAnswers++;
-                if (!r) await sleep(100);
-              }
-            })(),
-          );
-        }
+      const per = Math.ceil(sidecars / SIDECAR_PROCESSES);
+      for (let first = 0; first < sidecars; first += per) {
+        sims.push(await forkBenchChild("cp-scale-sidecars", { ...args, sidecars: Math.min(per, sidecars - first) }, { cpu: CLIENT_CPU }));
       }
+      children.push(...sims);
       // Measure only once every long-poll has been sent (and so is held), plus a settling second.
+      const sent = sims.map(() => 0);
+      sims.forEach((s, i) => s.each((m) => m.type === "armed" && (sent[i] = m.sent)));
       const armBy = Date.now() + 60_000;
-      while (sent < sidecars * POLICY_TYPES.length && Date.now() < armBy) await sleep(100);
+      while (sent.reduce((a, b) => a + b, 0) < sidecars * POLICY_TYPES.length && Date.now() < armBy) await sleep(100);
       await sleep(1000);
     }
-    // Heartbeats: every sidecar once per interval, spread evenly; GETs at a fixed rate.
-    const timers: NodeJS.Timeout[] = [];
-    let measuring = false;
-    const timed = async (into: number[], f: () => Promise<Reply>) => {
-      const t0 = performance.now();
-      const r = await f().catch(() => undefined);
-      if (!r || r.status !== 200) result.errors++;
-      else if (measuring) into.push(performance.now() - t0);
-    };
-    const heartbeatGapMs = HEARTBEAT_INTERVAL_MS / Math.max(1, sidecars);
-    let next = 0;
-    timers.push(setInterval(() => void timed(result.heartbeatMs, () => send(callAgent, base, "POST", `/meshes/default/dataplanes/dp-${next++ % sidecars}/_heartbeat`, {}, "{}")), Math.max(1, heartbeatGapMs)));
-    timers.push(setInterval(() => void timed(result.getMs, () => send(callAgent, base, "GET", `/meshes/default/meshtrafficpermissions?size=100&offset=${100 * Math.floor(Math.random() * 5)}`)), 1000 / opts.getsPerSecond));
+    const prober = await forkBenchChild("cp-scale-prober", args);
+    children.push(prober);
     // Writes: one MeshTrafficPermission edited in place at a fixed rate, so its 1 000-waiter collection wakes.
     let generation = 0;
     const write = () => {
       const doc: Record<string, unknown> = { ...(policyDoc(0, 0) as Record<string, unknown>), labels: { "bench/generation": String(++generation) } };
-      return send(callAgent, base, "PUT", `/meshes/default/meshtrafficpermissions/${String(doc.name)}`, {}, JSON.stringify(doc));
+      return send(agent, base, "PUT", `/meshes/default/meshtrafficpermissions/${String(doc.name)}`, {}, JSON.stringify(doc));
     };
     if (opts.writesPerSecond > 0) {
       timers.push(setInterval(() => void write().then((r) => (r.status === 200 ? result.writes++ : result.errors++), () => result.errors++), 1000 / opts.writesPerSecond));
     }
     await sleep(1000); // warm-up
-    measuring = true;
-    const cpu0 = cpuMicros(child.pid!);
-    const t0 = performance.now();
+    await getText(agent, base, "/metrics"); // resets the event-loop delay histogram: what follows is the window's
+    for (const c of children) c.tell({ type: "measure" });
+    const writes0 = result.writes;
+    const window = new CpuWindow([child.pid!, prober.pid, ...sims.map((s) => s.pid), process.pid]);
     await sleep(opts.durationS * 1000);
-    result.cpuCores = (cpuMicros(child.pid!) - cpu0) / ((performance.now() - t0) * 1000);
-    measuring = false;
+    const used = window.end();
+    const cores = (us: number) => us / used.wallMicros;
+    result.cpuCores = { controlPlane: cores(used.micros[0]!), prober: cores(used.micros[1]!), sidecars: cores(used.micros.slice(2, -1).reduce((a, b) => a + b, 0)), writer: cores(used.micros.at(-1)!) };
+    result.otherTenantsPct = used.otherPct;
+    result.writes -= writes0;
     for (const t of timers) clearInterval(t);
-    result.serverHeartbeatMaxMs = await serverHeartbeatMaxMs(callAgent, base).catch(() => NaN);
-    stopping = true;
+    const metrics = await getText(agent, base, "/metrics").catch(() => "");
+    result.serverHeartbeatMaxMs = serverHeartbeatMaxMs(metrics);
+    result.eventLoopMaxMs = lagMs(metrics, "meshext_control_plane_nodejs_eventloop_lag_max_seconds");
+    result.eventLoopP99Ms = lagMs(metrics, "meshext_control_plane_nodejs_eventloop_lag_p99_seconds");
+    const reports = await Promise.all(children.map((c) => (c.tell({ type: "report" }), c.next((m): m is Extract<FromChild, { type: "result" }> => m.type === "result"))));
+    for (const r of reports) {
+      result.heartbeatMs.push(...(r.heartbeatMs ?? []));
+      result.getMs.push(...(r.getMs ?? []));
+      result.longPollAnswers += r.longPollAnswers ?? 0;
+      result.errors += r.errors;
+    }
   } finally {
-    stopping = true;
+    for (const t of timers) clearInterval(t);
+    await Promise.all(children.map((c) => c.stop()));
     await stopChild(child);
-    pollAgent.destroy();
-    callAgent.destroy();
+    agent.destroy();
     rmSync(dataDir, { recursive: true, force: true });
   }
   return result;
 }
 
 export async function benchControlPlaneScale(opts: ControlPlaneScaleOptions, progress: (msg: string) => void): Promise<{ header: string[]; table: string[][]; rows: BenchRow[] }> {
-  const header = ["sidecars", "long-polls held", "heartbeats/s", "writes", "heartbeat p50 ms", "heartbeat p99 ms", "heartbeat max ms", "CP-side heartbeat max ≤ ms", "GET p99 ms", "GET max ms", "control plane CPU (cores)", "errors"];
+  const header = ["sidecars", "long-polls held", "heartbeats/s", "writes", "heartbeat p50 ms", "heartbeat p99 ms", "heartbeat max ms", "CP-side heartbeat max ≤ ms", "GET p99 ms", "GET max ms", "CP event-loop delay p99 / max ms", "CPU cores: CP / prober / sidecars / writer", "other tenants % of a core", "errors"];
   const table: string[][] = [];
   const rows: BenchRow[] = [];
   for (const n of opts.sidecars) {
@@ -192,20 +183,19 @@ export async function benchControlPlaneScale(opts: ControlPlaneScaleOptions, pro
     for (const [what, r] of [["baseline (no long-polls)", base], [`${n * POLICY_TYPES.length}`, held]] as const) {
       const hb = summarize(r.heartbeatMs);
       const get = summarize(r.getMs);
-      table.push([String(n), what, (1000 / (HEARTBEAT_INTERVAL_MS / n)).toFixed(0), String(r.writes), hb.p50.toFixed(1), hb.p99.toFixed(1), maxOf(r.heartbeatMs).toFixed(1), String(r.serverHeartbeatMaxMs), get.p99.toFixed(1), maxOf(r.getMs).toFixed(1), r.cpuCores.toFixed(3), String(r.errors)]);
+      const cpu = r.cpuCores;
+      table.push([String(n), what, (1000 / (HEARTBEAT_INTERVAL_MS / n)).toFixed(0), String(r.writes), hb.p50.toFixed(1), hb.p99.toFixed(1), maxOf(r.heartbeatMs).toFixed(1), String(r.serverHeartbeatMaxMs), get.p99.toFixed(1), maxOf(r.getMs).toFixed(1), `${r.eventLoopP99Ms.toFixed(1)} / ${r.eventLoopMaxMs.toFixed(1)}`, [cpu.controlPlane, cpu.prober, cpu.sidecars, cpu.writer].map((c) => c.toFixed(3)).join(" / "), r.otherTenantsPct.toFixed(0), String(r.errors)]);
     }
-    const hbP99 = summarize(held.heartbeatMs).p99;
-    const hbBase = summarize(base.heartbeatMs).p99;
-    const getP99 = summarize(held.getMs).p99;
-    const getBase = summarize(base.getMs).p99;
     const goal = n >= 1000;
-    rows.push({ name: `heartbeat p99, ${n} sidecars long-polling`, value: hbP99, unit: "ms", baseline: hbBase, ratio: hbP99 / hbBase, ...(goal ? { goal: "≤ 20 ms (issue 14)" } : {}) });
-    rows.push({ name: `unrelated GET p99, ${n} sidecars long-polling`, value: getP99, unit: "ms", baseline: getBase, ratio: getP99 / getBase });
-    const maxGoal = goal ? { goal: "≤ 50 ms (issue 28)" } : {};
+    const row = (name: string, value: number, baseline: number, unit: string, goalText?: string): BenchRow => ({ name, value, unit, baseline, ratio: value / baseline, ...(goal && goalText ? { goal: goalText } : {}) });
+    rows.push(row(`heartbeat p99, ${n} sidecars long-polling`, summarize(held.heartbeatMs).p99, summarize(base.heartbeatMs).p99, "ms", "≤ 20 ms (issue 14)"));
+    rows.push(row(`unrelated GET p99, ${n} sidecars long-polling`, summarize(held.getMs).p99, summarize(base.getMs).p99, "ms"));
     for (const [what, held_, base_] of [["heartbeat", held.heartbeatMs, base.heartbeatMs], ["unrelated GET", held.getMs, base.getMs]] as const) {
-      rows.push({ name: `${what} max, ${n} sidecars long-polling, ${opts.writesPerSecond} write/s`, value: maxOf(held_), unit: "ms", baseline: maxOf(base_), ratio: maxOf(held_) / maxOf(base_), ...maxGoal });
+      rows.push(row(`${what} max, ${n} sidecars long-polling, ${opts.writesPerSecond} write/s`, maxOf(held_), maxOf(base_), "ms", "≤ 50 ms (issue 28)"));
     }
-    rows.push({ name: `control plane CPU, ${n} sidecars long-polling`, value: held.cpuCores, unit: "cores", baseline: base.cpuCores, ratio: held.cpuCores / base.cpuCores, ...(goal ? { goal: "≤ 0.5 cores (issue 14: below half a core)" } : {}) });
+    rows.push(row(`control plane event-loop delay max, ${n} sidecars long-polling`, held.eventLoopMaxMs, base.eventLoopMaxMs, "ms"));
+    rows.push(row(`control plane CPU, ${n} sidecars long-polling`, held.cpuCores.controlPlane, base.cpuCores.controlPlane, "cores", "≤ 0.5 cores (issue 14: below half a core)"));
+    rows.push(row(`errors, ${n} sidecars long-polling (${held.writes} writes in the window, each answered 200 unless counted here)`, held.errors, base.errors, "errors", "= 0 (issue 28)"));
   }
   return { header, table, rows };
 }
@@ -218,8 +208,9 @@ function maxOf(values: number[]): number {
 export function controlPlaneScaleNotes(opts: ControlPlaneScaleOptions): string[] {
   return [
     `bench/control-plane-scale.ts: \`meshext control-plane\` (a child process pinned to CPU ${SERVER_CPU}) starts on a data directory holding ${opts.policies} policies (bench/policy-files.ts's mix over the four kinds) and N online Dataplanes. N simulated sidecars each hold one long-poll per policy kind (\`If-None-Match\` + \`?wait=${LONG_POLL_WAIT}\`, re-armed when answered, as extproc/policy-source/http-source.ts does) and heartbeat once per --heartbeat-interval (${HEARTBEAT_INTERVAL_MS / 1000} s default), spread evenly; ${opts.getsPerSecond} unrelated GETs/s read one 100-item page of the MeshTrafficPermission list; ${opts.writesPerSecond} PUT/s edits one MeshTrafficPermission in place (a new label each time), waking every sidecar's MeshTrafficPermission long-poll. ${opts.durationS} s measured after 1 s warm-up.`,
-    "CP-side heartbeat max: the control plane's own latency histogram (arrival to reply), the bucket bound holding its slowest heartbeat — the client-side figures also hold the bench process's own stalls (it reads every woken long-poll's page).",
-    "Baseline: the same heartbeats, GETs and writes with no long-poll held. CPU = utime+stime of the control plane over the window ÷ wall time.",
+    `Processes: the control plane (pinned to CPU ${SERVER_CPU}); the simulated sidecars' long-polls in ${SIDECAR_PROCESSES} child processes (bench/cp-scale-sidecars.ts, pinned to CPU ${CLIENT_CPU}: they are the load and read every woken page, ~40 MB per write; niced, they fell behind and met resets on sockets the control plane had closed as idle); a prober child doing nothing but the heartbeats and GETs it times (bench/cp-scale-prober.ts, not pinned); the bench process itself only writes.`,
+    "CP-side heartbeat max: the control plane's own latency histogram (arrival to reply), the bucket bound holding its slowest heartbeat. CP event-loop delay: its meshext_control_plane_nodejs_eventloop_lag_{p99,max}_seconds over the window (perf_hooks monitorEventLoopDelay, reset by a scrape at the window's start) minus its ${EVENT_LOOP_SAMPLE_MS} ms sampling interval, which an idle loop reads. It holds the time the OS did not run the control plane, not only its own work.",
+    "Baseline: the same heartbeats, GETs and writes with no long-poll held. CPU = utime+stime of each process over the window ÷ wall time; other tenants = the machine's busy time minus these processes', in % of one core (the machine's load during the run).",
   ];
 }
 

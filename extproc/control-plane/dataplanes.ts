@@ -48,9 +48,14 @@ export class DataplaneRegistry {
 
   /** POST _heartbeat: refreshes last-seen; a state change (online ↔ draining, or back from offline) is persisted. */
   async heartbeat(mesh: string, name: string, state: "online" | "draining" | undefined): Promise<Resource> {
-    if (!this.store.get(DATAPLANE_TYPE.kind, mesh, name)) throw notFound(`dataplane ${mesh}/${name} is not registered (PUT it first)`);
+    const stored = this.store.get(DATAPLANE_TYPE.kind, mesh, name);
+    if (!stored) throw notFound(`dataplane ${mesh}/${name} is not registered (PUT it first)`);
     const nowMs = this.now();
     this.lastSeenMs.set(key(mesh, name), nowMs);
+    // Most heartbeats change nothing persisted: with no write of this Dataplane queued, they are answered now
+    // instead of waiting in the write queue behind other resources' durable writes (fsyncs, under load 100s of ms).
+    const wanted = state ?? (persistedState(stored) === "draining" ? "draining" : "online");
+    if (persistedState(stored) === wanted && !this.store.hasPendingWrite(DATAPLANE_TYPE.kind, mesh, name)) return this.view(stored);
     const updated = await this.store.update(DATAPLANE_TYPE, mesh, name, (current) => {
       const next = state ?? (persistedState(current) === "draining" ? "draining" : "online");
       if (persistedState(current) === next) return undefined;

@@ -6,7 +6,7 @@ import { collectProcessMetrics } from "../process-metrics.js";
 import type { DataplaneRegistry, DataplaneState } from "./dataplanes.js";
 import type { DecisionSamples } from "./decision-samples.js";
 import type { ResourceStore } from "./store.js";
-import type { ChangeNotifier } from "./watch.js";
+import { type ChangeNotifier, isLongPoll } from "./watch.js";
 import type { PolicySetIndex } from "./policy-sets.js";
 
 export const CONTROL_PLANE_METRIC_PREFIX = "meshext_control_plane_";
@@ -155,10 +155,6 @@ function decisionSampleMetrics(registry: Registry, samples: DecisionSamples): vo
       this.set(samples.bytes);
     },
   });
-}
-
-function isLongPoll(url: URL, headers: Record<string, string | string[] | undefined>): boolean {
-  return Boolean(url.searchParams.get("wait")) && headers["if-none-match"] !== undefined;
 }
 
 const MESH_SUBRESOURCES = new Set(["_heartbeat", "_rules", "_policy-set", "_decision-samples"]);

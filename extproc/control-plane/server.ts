@@ -14,7 +14,7 @@ import { ApiError, methodNotAllowed } from "./problems.js";
 import { type ApiReply, route, type RouteContext } from "./routes.js";
 import { DEFAULT_BODY_LIMITS, readBodyLimited, type BodyLimits } from "./safety.js";
 import { ResourceStore } from "./store.js";
-import { ChangeNotifier } from "./watch.js";
+import { ChangeNotifier, isLongPoll } from "./watch.js";
 import { PolicySetIndex } from "./policy-sets.js";
 
 export interface ControlPlaneOptions {
@@ -120,6 +120,9 @@ async function handle(ctx: RouteContext, metrics: ControlPlaneMetrics, log: Logg
       observe(200);
       return;
     }
+    // A long-poll is taken in a few per turn: a thousand re-arming at once (after a change woke them) would
+    // otherwise all be routed in the turn that read them, ahead of a heartbeat read in the same turn.
+    if (isLongPoll(url, req.headers)) await ctx.notifier.slices.next();
     reply = await route(ctx, { method, url, headers: req.headers, body: () => readBodyLimited(req, ctx.limits.maxBodyBytes), abandoned });
   } catch (err) {
     if (err instanceof ApiError) {

@@ -26,6 +26,8 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
   /** Global kind → name → resource. */
   private readonly globalByKind = new Map<string, Map<string, GlobalResource>>();
   private queue: Promise<unknown> = Promise.resolve();
+  /** "kind/mesh/name" → writes of that resource queued or running. */
+  private readonly pendingWrites = new Map<string, number>();
   private revisionValue = 0;
 
   private constructor(
@@ -72,7 +74,12 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
    * durable; the in-memory view changes only after that, so readers never see an unpersisted resource.
    */
   put(type: ResourceType, resource: Resource, now = new Date()): Promise<{ created: boolean; resource: Resource }> {
-    return this.serialised(() => this.write(type, resource, now));
+    return this.tracked(type.kind, resource.mesh, resource.name, () => this.write(type, resource, now));
+  }
+
+  /** True while a put, update or delete of this resource is queued or running (its stored version may still change). */
+  hasPendingWrite(kind: string, mesh: string, name: string): boolean {
+    return this.pendingWrites.has(`${kind}/${mesh}/${name}`);
   }
 
   /**
@@ -80,7 +87,7 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
    * write) and returns the replacement, or undefined to leave it. Resolves to the resource now stored.
    */
   update(type: ResourceType, mesh: string, name: string, change: (current: Resource) => Resource | undefined): Promise<Resource | undefined> {
-    return this.serialised(async () => {
+    return this.tracked(type.kind, mesh, name, async () => {
       const current = this.get(type.kind, mesh, name);
       if (!current) return undefined;
       const next = change(current);
@@ -97,7 +104,7 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
 
   /** Deletes a resource; resolves false when it did not exist. */
   delete(type: ResourceType, mesh: string, name: string): Promise<boolean> {
-    return this.serialised(async () => {
+    return this.tracked(type.kind, mesh, name, async () => {
       if (!(await unpersist(this.byKind.get(type.kind)!, `${mesh}/${name}`, this.pathOf(type, mesh, name)))) return false;
       this.committed({ kind: type.kind, mesh, name, op: "delete" });
       return true;
@@ -139,6 +146,20 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
   private committed(change: StoreChange): void {
     this.revisionValue++;
     this.emit("change", change);
+  }
+
+  /** serialised(), counting the write as pending for its resource until it has run. */
+  private tracked<T>(kind: string, mesh: string, name: string, fn: () => Promise<T>): Promise<T> {
+    const key = `${kind}/${mesh}/${name}`;
+    this.pendingWrites.set(key, (this.pendingWrites.get(key) ?? 0) + 1);
+    const done = () => {
+      const left = this.pendingWrites.get(key)! - 1;
+      if (left === 0) this.pendingWrites.delete(key);
+      else this.pendingWrites.set(key, left);
+    };
+    const run = this.serialised(fn);
+    run.then(done, done);
+    return run;
   }
 
   /** One write at a time: simple, and enough for a control plane's write rate; also orders PUT/DELETE races. */

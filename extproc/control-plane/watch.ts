@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto";
 import { parseDurationMs } from "../config/duration.js";
 import { badRequest } from "./problems.js";
+import { TurnSlices } from "./turn-slices.js";
 
 /** Longest accepted `?wait=`; a client asking more is held this long. */
 export const MAX_WAIT_MS = 60_000;
@@ -40,18 +41,21 @@ const MAX_RENDERINGS = 1024;
 /** Most bytes of rendered pages kept for sharing (pages of up to 1 000 items, under many filters). */
 const MAX_RENDERED_BYTES = 64 * 1024 * 1024;
 
-/**
- * Waiters released per turn of the event loop when a collection changes: each answer is cheap (shared bytes),
- * but a thousand of them in one turn would still hold a heartbeat or an unrelated GET behind them.
- */
-export const WAKE_SLICE = 10;
+/** True for a request that may be held: `?wait=` with If-None-Match (its wait is not latency). */
+export function isLongPoll(url: URL, headers: Record<string, string | string[] | undefined>): boolean {
+  return Boolean(url.searchParams.get("wait")) && headers["if-none-match"] !== undefined;
+}
 
 /**
  * Long-poll waiters and versions per collection. notify(kind, mesh) bumps that collection (and its kind's
  * every-mesh list) and wakes only their waiters; a renderer memoised with rendered() runs once per
- * version, however many waiters read it.
+ * version, however many waiters read it. Waiters are released — woken by a change, or at the end of
+ * their wait — through `slices`, a few per turn of the event loop, and the server takes long-polls in the
+ * same way, so neither a change nor a thousand waits ending (or re-arming) together holds other requests.
  */
 export class ChangeNotifier {
+  /** Long-poll work spread over turns: releases, and the server's intake of held requests. */
+  readonly slices = new TurnSlices();
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly versions = new Map<string, number>();
   private readonly renderings = new Map<string, { version: number; value: unknown }>();
@@ -126,7 +130,7 @@ export class ChangeNotifier {
         if (waiting.size === 0 && this.waiters.get(key) === waiting) this.waiters.delete(key);
         resolve();
       };
-      const timer = setTimeout(done, timeoutMs);
+      const timer = setTimeout(() => this.slices.run(done), timeoutMs);
       waiting.add(done);
       void abandoned.then(done);
     });
@@ -152,17 +156,12 @@ export class ChangeNotifier {
     for (const key of [...this.waiters.keys()]) this.wake(key);
   }
 
-  /** Releases the waiters of `key`, WAKE_SLICE per turn of the event loop (requests that came meanwhile go first). */
+  /** Releases the waiters of `key` through `slices` (a few per turn; requests that come meanwhile go between). */
   private wake(key: string): void {
     const woken = this.waiters.get(key);
     if (!woken) return;
     this.waiters.delete(key);
-    const all = [...woken];
-    const release = (from: number) => {
-      for (const done of all.slice(from, from + WAKE_SLICE)) done();
-      if (from + WAKE_SLICE < all.length) setImmediate(release, from + WAKE_SLICE);
-    };
-    release(0);
+    for (const done of woken) this.slices.run(done);
   }
 }
 

@@ -1,0 +1,80 @@
+// Long-poll bursts spread over turns of the event loop: callbacks run a few per turn, and the notifier
+// releases waiters — woken by a change, or at the end of their wait — that way, so other work goes between.
+import test from "ava";
+import { TURN_SLICE, TurnSlices } from "../../extproc/control-plane/turn-slices.js";
+import { ChangeNotifier, collectionKey } from "../../extproc/control-plane/watch.js";
+import { eventually } from "./helpers.js";
+
+/** Resolves when the event loop has gone round once more (after the immediates queued so far). */
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
+
+test("turn slices › a burst runs TURN_SLICE callbacks per turn, in order, with other work between slices", async (t) => {
+  const slices = new TurnSlices();
+  const ran: number[] = [];
+  // given a burst of 2.5 slices' worth of callbacks
+  const burst = Math.floor(TURN_SLICE * 2.5);
+  for (let i = 0; i < burst; i++) slices.run(() => ran.push(i));
+  t.is(slices.pending, burst);
+  // when the loop turns, then one slice has run
+  await nextTurn();
+  t.deepEqual(ran, Array.from({ length: TURN_SLICE }, (_, i) => i));
+  // and an immediate queued now runs before the next slice is done (it goes between slices)
+  let between = -1;
+  setImmediate(() => (between = ran.length));
+  await eventually(() => slices.pending === 0);
+  t.true(between >= TURN_SLICE && between < burst, `other work ran after ${between} of ${burst}`);
+  t.deepEqual(ran, Array.from({ length: burst }, (_, i) => i));
+});
+
+test("turn slices › next() resolves in its place in the queue", async (t) => {
+  const slices = new TurnSlices(2);
+  const order: string[] = [];
+  slices.run(() => order.push("a"));
+  slices.run(() => order.push("b"));
+  // given two callbacks queued, when a request takes its turn
+  const taken = slices.next().then(() => [...order]);
+  slices.run(() => order.push("c"));
+  // then it resolves after those queued before it, in a later turn than the first slice
+  t.deepEqual(order, []);
+  t.deepEqual((await taken).slice(0, 2), ["a", "b"]);
+  await eventually(() => slices.pending === 0 && order.length === 3);
+});
+
+test("turn slices › 1 000 waits ending at the same moment are released across turns, not in one", async (t) => {
+  const notifier = new ChangeNotifier();
+  t.teardown(() => notifier.close());
+  const never = new Promise<void>(() => {});
+  let released = 0;
+  let releasedWhenOtherWorkRan = -1;
+  // given 1 000 long-poll waits on one collection, all ending together
+  const waits = Array.from({ length: 1000 }, () =>
+    notifier.wait(collectionKey("MeshTrafficPermission", "default"), 50, never).then(() => {
+      // when the first is released, other work is queued: it must not wait for all 1 000
+      if (released++ === 0) setImmediate(() => (releasedWhenOtherWorkRan = released));
+    }),
+  );
+  await Promise.all(waits);
+  // then all are released, and the other work ran while most were still held
+  t.is(released, 1000);
+  t.true(releasedWhenOtherWorkRan > 0 && releasedWhenOtherWorkRan <= 2 * TURN_SLICE, `other work ran after ${releasedWhenOtherWorkRan} releases`);
+});
+
+test("turn slices › a change waking 1 000 waiters releases them across turns, other work going between", async (t) => {
+  const notifier = new ChangeNotifier();
+  t.teardown(() => notifier.close());
+  const never = new Promise<void>(() => {});
+  const key = collectionKey("MeshTrafficPermission", "default");
+  let released = 0;
+  let releasedWhenOtherWorkRan = -1;
+  const waits = Array.from({ length: 1000 }, () =>
+    notifier.wait(key, 60_000, never).then(() => {
+      if (released++ === 0) setImmediate(() => (releasedWhenOtherWorkRan = released));
+    }),
+  );
+  // when the collection changes
+  notifier.notify("MeshTrafficPermission", "default");
+  t.is(released, 0, "nobody is released in the turn of the change itself");
+  await Promise.all(waits);
+  t.is(released, 1000);
+  t.true(releasedWhenOtherWorkRan > 0 && releasedWhenOtherWorkRan <= 2 * TURN_SLICE, `other work ran after ${releasedWhenOtherWorkRan} releases`);
+});
