@@ -12,7 +12,8 @@ import { ensureH2load } from "./h2load.js";
 import { loadAvgNow, machineInfo } from "./machine.js";
 import { memoryRows } from "./memory.js";
 import { benchPolicy } from "./policy.js";
-import { benchPolicyChange, SETTLE_MS } from "./policy-change.js";
+import { benchPolicyChange, QUIET_MS, SETTLE_MS } from "./policy-change.js";
+import { DEBOUNCE_MS } from "../extproc/policy-source/dir-source.js";
 import { IDLE_SETTLE_MS, IDLE_WINDOW_MS, pinningNote } from "./proc.js";
 import { consoleText, markdown, type Section, type Summary } from "./summary.js";
 import { benchSwap } from "./swap.js";
@@ -78,18 +79,18 @@ const sw = runs("swap") ? await benchSwap(SWAP, progress) : undefined;
 if (sw) sections.push({
   title: "3. Policy changes under load",
   notes: [
-    `A sidecar follows a directory holding ${SWAP.policies} policies while the Envoy emulator (graceful close, ${SWAP.inFlight} in flight) runs for ${SWAP.durationMs / 1000} s; at ${SWAP.swapAtMs / 1000} s a new ${SWAP.policies}-policy set (every policy renamed and changed) is renamed into the directory. Swap time = write → the sidecar's "policy set in force" log line (150 ms debounce + read + parse + validate + compile + atomic swap). "During" = requests in flight at any time in that window; "before" = requests finished before the write (after ${SWAP.warmupMs / 1000} s warm-up).`,
+    `A sidecar follows a directory holding ${SWAP.policies} policies while the Envoy emulator (graceful close, ${SWAP.inFlight} in flight) runs for ${SWAP.durationMs / 1000} s; at ${SWAP.swapAtMs / 1000} s a new ${SWAP.policies}-policy set (every policy renamed and changed) is renamed into the directory. Swap time = write → the sidecar's "policy set in force" log line (${DEBOUNCE_MS} ms debounce + read + parse + validate + compile + atomic swap). "During" = requests in flight at any time in that window; "before" = requests finished before the write (after ${SWAP.warmupMs / 1000} s warm-up).`,
   ],
   tables: [],
   rows: sw.rows,
 });
 
-const CHANGE = { policies: 10_000, selecting: 100, edits: quick ? 3 : 7 };
+const CHANGE = { policies: 10_000, selecting: 100, edits: quick ? 7 : 15 };
 const pc = runs("change") ? await benchPolicyChange(CHANGE, progress) : undefined;
 if (pc) sections.push({
   title: "3b. What one policy change costs a sidecar",
   notes: [
-    `bench/policy-change.ts: a sidecar (pinned, no load) follows a directory of ${CHANGE.policies} policies in files of 1 000, ${CHANGE.selecting} of them selecting it; ${SETTLE_MS / 1000} s after it started, one policy is edited (a label added; its file rewritten and renamed in) ${CHANGE.edits} times among those that select this dataplane and ${CHANGE.edits} times among those that do not (medians), then the whole set is replaced twice (every policy renamed and changed; median): the full reload every change cost before changes were applied incrementally, and the baseline of the ratios. Write → the "policy set in force" log line (150 ms debounce included); sidecar CPU = utime+stime from /proc from the write until that line (10 ms ticks).`,
+    `bench/policy-change.ts: a sidecar (pinned, no load) follows a directory of ${CHANGE.policies} policies in files of 1 000, ${CHANGE.selecting} of them selecting it; ${SETTLE_MS / 1000} s after it started, one policy is edited (a label added; its file rewritten and renamed in) ${CHANGE.edits} times among those that select this dataplane and ${CHANGE.edits} times among those that do not (medians), then the whole set is replaced twice (every policy renamed and changed; median): the full reload every change cost before changes were applied incrementally, and the baseline of the ratios. Write → the last "policy set in force" log line of the change (none for ${QUIET_MS} ms after it; the directory's ${DEBOUNCE_MS} ms debounce included); sidecar CPU from the write until that line = its threads' run time from /proc/PID/task/*/schedstat (ns), plus what threads that ended meanwhile (the parse worker of a full reload) used, from utime+stime (10 ms ticks).`,
   ],
   tables: [],
   rows: pc,
@@ -168,7 +169,7 @@ const fp = runs("footprint") ? await benchFootprint(FOOTPRINT, progress) : undef
 if (fp) sections.push({
   title: "6. Footprint per pod: memory with the mesh's size, and a soak",
   notes: [
-    `Scale: a sidecar started on a directory of N mesh policies of which ${FOOTPRINT.selecting} select it (bench/policy-files.ts with \`selecting\`), RSS read ${FOOTPRINT.settleMs / 1000} s after the set is in force, then idle CPU = utime+stime over the next ${FOOTPRINT.idleWindowMs / 1000} s ÷ ${FOOTPRINT.idleWindowMs / 1000} s (ms of CPU per second = ‰ of one core; /proc counts in 10 ms ticks), and idle RSS at the end of that window, ${(FOOTPRINT.settleMs + FOOTPRINT.idleWindowMs) / 1000} s after the load; the echo server is read the same way from its start, in the same run. The goal compares idle RSS: V8 gives back the young generation grown during start-up and the load (8 MiB with the shipped 4 MiB semi-spaces) only when its memory reducer runs, 8 s after the last full GC if the process is allocating little then and else 8 s later, so the first read may come before it, the second comes after its second try. Then a new N-policy set (every policy renamed and changed) is renamed in, no load: write → "policy set in force" (150 ms debounce + read + parse + validate + select + compile), and RSS ${FOOTPRINT.settleMs / 1000} s later. Only policies that can select the dataplane are held and compiled (extproc/policy/selection/select.ts), so what grows with N is reading and parsing, not what is kept.`,
+    `Scale: a sidecar started on a directory of N mesh policies of which ${FOOTPRINT.selecting} select it (bench/policy-files.ts with \`selecting\`), RSS read ${FOOTPRINT.settleMs / 1000} s after the set is in force, then idle CPU = utime+stime over the next ${FOOTPRINT.idleWindowMs / 1000} s ÷ ${FOOTPRINT.idleWindowMs / 1000} s (ms of CPU per second = ‰ of one core; /proc counts in 10 ms ticks), and idle RSS at the end of that window, ${(FOOTPRINT.settleMs + FOOTPRINT.idleWindowMs) / 1000} s after the load; the echo server is read the same way from its start, in the same run. The goal compares idle RSS: V8 gives back the young generation grown during start-up and the load (8 MiB with the shipped 4 MiB semi-spaces) only when its memory reducer runs, 8 s after the last full GC if the process is allocating little then and else 8 s later, so the first read may come before it, the second comes after its second try. Then a new N-policy set (every policy renamed and changed) is renamed in, no load: write → "policy set in force" (${DEBOUNCE_MS} ms debounce + read + parse + validate + select + compile), and RSS ${FOOTPRINT.settleMs / 1000} s later. Only policies that can select the dataplane are held and compiled (extproc/policy/selection/select.ts), so what grows with N is reading and parsing, not what is kept.`,
     `Soak: h2load, ${FOOTPRINT.soak.inFlight} in flight, ${FOOTPRINT.soak.requests} requests to the echo server and to a sidecar with ${FOOTPRINT.soak.policies} policies, in chunks of ${FOOTPRINT.soak.changeEvery} alternating the two servers; after each sidecar chunk a new policy set is renamed in. RSS read after each chunk (and sampled every 250 ms during the sidecar's). Goal: RSS at the end ≤ 1.1 × RSS after the first fifth of the requests.`,
     `The sidecar runs with the runtime settings it ships with (extproc/config/runtime.ts: envoy/Dockerfile and \`meshext inject\` set them), here and in sections 1–5; the echo baseline with Node's and glibc's defaults. The settings table runs the same 10 000-policy sidecar as shipped, with Node's and glibc's defaults, and as shipped but without each Node flag, interleaved (h2load, no warm-up), to show what each costs and saves; idle RSS is read ${(FOOTPRINT.settleMs + FOOTPRINT.idleWindowMs) / 1000} s after the start, and again as long after the traffic (\`--expose-gc\` lets the sidecar give back the young generation once it goes quiet: extproc/idle-trim.ts).`,
   ],

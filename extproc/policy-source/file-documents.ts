@@ -5,7 +5,7 @@
 import { compact, StringTable } from "../policy/documents/compact.js";
 import type { Dataplane } from "../policy/documents/dataplane.js";
 import type { KumaVersion } from "../policy/model/kuma-version.js";
-import { DOCUMENTS_PER_PAUSE, parseSimplePolicyText, type Rejected } from "../policy/documents/parse.js";
+import { DOCUMENTS_PER_PAUSE, parseSimplePolicyText, type Rejected } from "../policy/documents/parse-simple.js";
 import type { Resource } from "../policy/documents/resources.js";
 import { simpleDocumentTexts } from "../policy/documents/simple-yaml.js";
 import { mightSelect } from "../policy/selection/select.js";
@@ -30,7 +30,9 @@ export interface DocumentRead {
   dropped: string[];
   resources: Resource[];
   rejected: Rejected[];
-  /** Dropped policies that carry deprecation warnings. */
+  /** Held policies read from the documents parsed by this read that carry deprecation warnings (unchanged ones were reported when read). */
+  warnedHeld: Policy[];
+  /** Dropped policies of the documents parsed by this read that carry deprecation warnings. */
   warnedNotHeld: number;
   index: DocumentIndex;
   /** Documents parsed and validated by this read (the others were unchanged). */
@@ -63,6 +65,8 @@ export async function readByDocuments(job: DocumentJob): Promise<DocumentRead | 
   const lines: string[] = [];
   let parsed = 0;
   let itemIndex = 0;
+  const warnedHeld: Policy[] = [];
+  let warnedNotHeld = 0;
   for (const [n, text] of texts.entries()) {
     const hash = job.digest(text).slice(0, 22);
     let items = before.get(hash);
@@ -71,6 +75,11 @@ export async function readByDocuments(job: DocumentJob): Promise<DocumentRead | 
       if (!result) return undefined;
       if (++parsed % DOCUMENTS_PER_PAUSE === 0) await job.pause();
       items = itemsOf(result, job.dataplane, job.kumaVersion, strings);
+      for (const item of items) {
+        if (!("key" in item)) continue;
+        if (item.policy && item.policy.warnings.length > 0) warnedHeld.push(item.policy);
+        else if (item.warns) warnedNotHeld++;
+      }
     }
     const single = items.length === 1 ? items[0]! : undefined;
     if (single && "key" in single && !single.policy && !/[\t\n]/.test(single.key)) lines.push(`${hash}\t${single.key}${single.warns ? "\tw" : ""}`);
@@ -98,7 +107,9 @@ export async function readByDocuments(job: DocumentJob): Promise<DocumentRead | 
     dropped: distinct.filter((e) => !e.policy).map((e) => e.key),
     resources: compact(kept, strings),
     rejected,
-    warnedNotHeld: distinct.filter((e) => !e.policy && e.warns).length,
+    // Of this read's documents only, and only those in force (a duplicate key's earlier version is not).
+    warnedHeld: warnedHeld.filter((p) => byKey.get(policyKey(p))?.policy === p),
+    warnedNotHeld,
     index,
     parsed,
   };
