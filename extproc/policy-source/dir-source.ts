@@ -244,7 +244,9 @@ export class DirPolicySource implements PolicySource {
         const stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
         next.set(file, prev);
         if (prev && prev.settled && prev.stamp === stamp) continue;
-        changedBytes += Number(st.size);
+        // A file read again only because its last read came soon after its write is most likely unchanged (its
+        // digest tells): it does not count towards a worker, or every edit soon after another would start one.
+        if (prev?.stamp !== stamp) changedBytes += Number(st.size);
         const documents = this.opts.incremental === false ? { byDocuments: false } : {};
         jobs.push({ file, stamp, mtimeMs: Number(st.mtimeMs), ...documents, ...(prev ? { prev: { digest: prev.digest, held: prev.held, resources: prev.resources, documents: prev.documents } } : {}), ...(dataplane ? { dataplane } : {}), ...(this.opts.kumaVersion ? { kumaVersion: this.opts.kumaVersion } : {}) });
       } catch (err) {
