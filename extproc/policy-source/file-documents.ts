@@ -5,7 +5,7 @@
 import { compact, StringTable } from "../policy/documents/compact.js";
 import type { Dataplane } from "../policy/documents/dataplane.js";
 import type { KumaVersion } from "../policy/model/kuma-version.js";
-import { DOCUMENTS_PER_PAUSE, parseSimplePolicyText, type Rejected } from "../policy/documents/parse-simple.js";
+import { DOCUMENTS_PER_PAUSE, parseSimpleDocument, type Rejected } from "../policy/documents/parse-simple.js";
 import type { Resource } from "../policy/documents/resources.js";
 import { simpleDocumentTexts } from "../policy/documents/simple-yaml.js";
 import { mightSelect } from "../policy/selection/select.js";
@@ -71,7 +71,7 @@ export async function readByDocuments(job: DocumentJob): Promise<DocumentRead | 
     const hash = job.digest(text).slice(0, 22);
     let items = before.get(hash);
     if (!items) {
-      const result = parseSimplePolicyText(text, job.file, job.kumaVersion ? { kumaVersion: job.kumaVersion } : {});
+      const result = parseSimpleDocument(text, job.file, job.kumaVersion ? { kumaVersion: job.kumaVersion } : {});
       if (!result) return undefined;
       if (++parsed % DOCUMENTS_PER_PAUSE === 0) await job.pause();
       items = itemsOf(result, job.dataplane, job.kumaVersion, strings);

@@ -6,7 +6,7 @@ import type { KumaVersion } from "../model/kuma-version.js";
 import { validatePolicyObject } from "./normalize.js";
 import { isResourceDocument, resourceFromObject, type Resource } from "./resources.js";
 import type { Policy, Violation } from "../model/types.js";
-import { simpleYamlDocuments } from "./simple-yaml.js";
+import { readSimpleDocument, simpleYamlDocuments } from "./simple-yaml.js";
 import { YAML_LIMITS } from "./yaml-bounds.js";
 
 /** Limits that keep a hostile file from exhausting memory (billion-laughs aliases, huge inputs). */
@@ -62,6 +62,19 @@ export function parseSimplePolicyText(text: string, source?: string, opts: Parse
   if (!values) return undefined;
   const result: ParseResult = { policies: [], resources: [], rejected: [] };
   for (const doc of expandAll(values)) addDocument(result, doc, source, opts);
+  return result;
+}
+
+/**
+ * parseSimplePolicyText for one document text as simple-yaml.ts simpleDocumentTexts split it from its file (so
+ * its characters, `---` and `...` lines were checked there): the same result without scanning the text again.
+ */
+export function parseSimpleDocument(doc: string, source?: string, opts: ParseOptions = {}): ParseResult | undefined {
+  if (doc.length > PARSE_LIMITS.maxTextBytes) return undefined;
+  const read = readSimpleDocument(doc);
+  if (!read) return undefined;
+  const result: ParseResult = { policies: [], resources: [], rejected: [] };
+  for (const d of expandAll([read.value])) addDocument(result, d, source, opts);
   return result;
 }
 
