@@ -13,7 +13,7 @@ import type { Dataplane } from "../policy/documents/dataplane.js";
 import type { KumaVersion } from "../policy/model/kuma-version.js";
 import type { Rejected } from "../policy/documents/parse.js";
 import { resourcesOf } from "../policy/documents/resources.js";
-import { policyKey, type Policy } from "../policy/model/types.js";
+import { combine } from "./combine-files.js";
 import { DirSourceMetrics } from "./dir-metrics.js";
 import { parseInWorker } from "./parse-in-worker.js";
 import { digest, type FileJob, type FileOutcome, type FileState, readPolicyFile } from "./policy-file.js";
@@ -281,31 +281,4 @@ export class DirPolicySource implements PolicySource {
     if (jobs.length > 0) this.opts.log?.info({ dir: this.opts.dir, files: jobs.length, documents: parsedDocuments }, "policy files read");
     return new Map([...next].filter((e): e is [string, FileState] => e[1] !== undefined));
   }
-}
-
-/**
- * The files' held policies in order, a later file's policy replacing an earlier one of the same key, held
- * or not (as compile() resolves duplicates). `total` counts distinct policies, except that a policy held by
- * no file but defined in two files counts twice (telling those apart would mean a set of every key).
- */
-function combine(files: Iterable<FileState>): { policies: Policy[]; total: number } {
-  const byKey = new Map<string, Policy | undefined>();
-  let total = 0;
-  for (const f of files) {
-    if (byKey.size > 0 && f.droppedCount > 0) {
-      for (const key of f.dropped.split("\n")) {
-        if (byKey.has(key)) {
-          byKey.set(key, undefined);
-          total--;
-        }
-      }
-    }
-    for (const p of f.held) {
-      const key = policyKey(p);
-      if (byKey.has(key)) total--;
-      byKey.set(key, p);
-    }
-    total += f.held.length + f.droppedCount;
-  }
-  return { policies: [...byKey.values()].filter((p): p is Policy => p !== undefined), total };
 }
