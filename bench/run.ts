@@ -12,7 +12,7 @@ import { ensureH2load } from "./h2load.js";
 import { loadAvgNow, machineInfo } from "./machine.js";
 import { memoryRows } from "./memory.js";
 import { benchPolicy } from "./policy.js";
-import { benchPolicyChange, QUIET_MS, SETTLE_MS } from "./policy-change.js";
+import { benchPolicyChange, QUIET_MS, SETTLE_MS, WARMUP_EDITS } from "./policy-change.js";
 import { DEBOUNCE_MS } from "../extproc/policy-source/dir-source.js";
 import { IDLE_SETTLE_MS, IDLE_WINDOW_MS, pinningNote } from "./proc.js";
 import { consoleText, markdown, type Section, type Summary } from "./summary.js";
@@ -90,7 +90,7 @@ const pc = runs("change") ? await benchPolicyChange(CHANGE, progress) : undefine
 if (pc) sections.push({
   title: "3b. What one policy change costs a sidecar",
   notes: [
-    `bench/policy-change.ts: a sidecar (pinned, no load) follows a directory of ${CHANGE.policies} policies in files of 1 000, ${CHANGE.selecting} of them selecting it; ${SETTLE_MS / 1000} s after it started, one policy is edited (a label added; its file rewritten and renamed in) ${CHANGE.edits} times among those that select this dataplane and ${CHANGE.edits} times among those that do not (medians), then the whole set is replaced twice (every policy renamed and changed; median): the full reload every change cost before changes were applied incrementally, and the baseline of the ratios. Write → the last "policy set in force" log line of the change (none for ${QUIET_MS} ms after it; the directory's ${DEBOUNCE_MS} ms debounce included); sidecar CPU from the write until that line = its threads' run time from /proc/PID/task/*/schedstat (ns), plus what threads that ended meanwhile (the parse worker of a full reload) used, from utime+stime (10 ms ticks).`,
+    `bench/policy-change.ts: a sidecar (pinned, no load) follows a directory of ${CHANGE.policies} policies in files of 1 000, ${CHANGE.selecting} of them selecting it; ${SETTLE_MS / 1000} s after it started, after ${WARMUP_EDITS} unmeasured edits of each kind (the first changes after start run code the start-up load did not make hot), one policy is edited (a label added; its file rewritten aside and renamed in, rendered before the clock starts) ${CHANGE.edits} times among those that select this dataplane and ${CHANGE.edits} times among those that do not (medians, and the slowest), then the whole set is replaced twice (every policy renamed and changed; median): the full reload every change cost before changes were applied incrementally, and the baseline of the ratios. Write → the last "policy set in force" log line of the change (none for ${QUIET_MS} ms after it; the directory's ${DEBOUNCE_MS} ms debounce included); sidecar CPU from the write until that line = its threads' run time from /proc/PID/task/*/schedstat (ns), plus what threads that ended meanwhile (the parse worker of a full reload) used, from utime+stime (10 ms ticks).`,
   ],
   tables: [],
   rows: pc,
