@@ -56,7 +56,7 @@ type Entry = { key: string; policy?: Policy; warns?: true };
 export async function readByDocuments(job: DocumentJob): Promise<DocumentRead | undefined> {
   const texts = simpleDocumentTexts(job.text);
   if (!texts) return undefined;
-  const before = cachedDocuments(job.prev?.documents);
+  const { before, lineOf } = cachedDocuments(job.prev?.documents);
   const strings = new StringTable();
   const entries: Entry[] = [];
   const resources: Resource[] = [];
@@ -82,7 +82,9 @@ export async function readByDocuments(job: DocumentJob): Promise<DocumentRead | 
       }
     }
     const single = items.length === 1 ? items[0]! : undefined;
-    if (single && "key" in single && !single.policy && !/[\t\n]/.test(single.key)) lines.push(`${hash}\t${single.key}${single.warns ? "\tw" : ""}`);
+    const cachedLine = lineOf.get(hash);
+    if (cachedLine !== undefined && items === before.get(hash)) lines.push(cachedLine); // an unchanged one-key document: its line as it was
+    else if (single && "key" in single && !single.policy && !/[\t\n]/.test(single.key)) lines.push(`${hash}\t${single.key}${single.warns ? "\tw" : ""}`);
     else {
       lines.push(hash);
       index.items[n] = items;
@@ -135,19 +137,21 @@ function itemsOf(result: { policies: Policy[]; resources: Resource[]; rejected: 
   return items;
 }
 
-/** The previous read's documents by digest. */
-function cachedDocuments(index: DocumentIndex | undefined): Map<string, DocItem[]> {
-  const out = new Map<string, DocItem[]>();
-  if (!index) return out;
+/** The previous read's documents by digest, and the index line of each one-key document (reused as it is). */
+function cachedDocuments(index: DocumentIndex | undefined): { before: Map<string, DocItem[]>; lineOf: Map<string, string> } {
+  const before = new Map<string, DocItem[]>();
+  const lineOf = new Map<string, string>();
+  if (!index) return { before, lineOf };
   index.lines.split("\n").forEach((line, n) => {
     const tab = line.indexOf("\t");
     if (tab === -1) {
       const items = index.items[n];
-      if (items) out.set(line, items);
+      if (items) before.set(line, items);
     } else {
       const [hash, key, warns] = line.split("\t");
-      out.set(hash!, [{ key: key!, ...(warns ? { warns: true as const } : {}) }]);
+      before.set(hash!, [{ key: key!, ...(warns ? { warns: true as const } : {}) }]);
+      lineOf.set(hash!, line);
     }
   });
-  return out;
+  return { before, lineOf };
 }
