@@ -2,6 +2,7 @@
 // replacing an earlier one of the same key (as compile() resolves duplicates), and how many policies there are.
 import { policyKey, type Policy } from "../policy/model/types.js";
 import type { FileState } from "./policy-file.js";
+import { mayHoldKey } from "./key-filter.js";
 
 /**
  * The files' held policies in order, a later file's policy replacing an earlier one of the same key, held
@@ -12,7 +13,7 @@ export function combine(files: Iterable<FileState>): { policies: Policy[]; total
   const byKey = new Map<string, Policy | undefined>();
   let total = 0;
   for (const f of files) {
-    if (byKey.size > 0 && f.droppedCount > 0) {
+    if (byKey.size > 0 && f.droppedCount > 0 && mayDrop(f, byKey)) {
       for (const key of f.dropped.split("\n")) {
         if (byKey.has(key)) {
           byKey.set(key, undefined);
@@ -28,4 +29,11 @@ export function combine(files: Iterable<FileState>): { policies: Policy[]; total
     total += f.held.length + f.droppedCount;
   }
   return { policies: [...byKey.values()].filter((p): p is Policy => p !== undefined), total };
+}
+
+/** Whether any key so far may be among `f`'s dropped keys (no filter: assume so). */
+function mayDrop(f: FileState, byKey: ReadonlyMap<string, unknown>): boolean {
+  if (!f.droppedFilter) return true;
+  for (const key of byKey.keys()) if (mayHoldKey(f.droppedFilter, key)) return true;
+  return false;
 }

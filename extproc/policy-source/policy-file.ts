@@ -12,6 +12,7 @@ import { mightSelect } from "../policy/selection/select.js";
 import { policyKey, type Policy } from "../policy/model/types.js";
 import { keepLastGood, keepLastGoodBy, kindAndName, withFailClosedMeshes } from "./last-good.js";
 import { readByDocuments, type DocumentIndex } from "./file-documents.js";
+import { keyFilter } from "./key-filter.js";
 
 /** A read this long after a file's mtime saw its final content for that mtime (coarse-timestamp filesystems included). */
 const SETTLED_AFTER_WRITE_MS = 2000;
@@ -27,6 +28,8 @@ export interface FileState {
   /** Keys (type/mesh/name) of the file's policies not held, one per line: one string however many (for duplicates across files). */
   dropped: string;
   droppedCount: number;
+  /** A Bloom filter of the dropped keys (key-filter.ts), so combining files rarely splits `dropped`. */
+  droppedFilter?: Uint32Array;
   /** `kind: Mesh` and service resources of the file (all held: `to[]` entries resolve against them). */
   resources: Resource[];
   rejected: Rejected[];
@@ -69,7 +72,7 @@ export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): 
     if (byDocuments) {
       const { held, dropped, resources, rejected, warnedHeld, warnedNotHeld, index, parsed } = byDocuments;
       const strings = new StringTable();
-      const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, dropped: strings.intern(dropped.join("\n")), droppedCount: dropped.length, resources, rejected, documents: index };
+      const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, dropped: strings.intern(dropped.join("\n")), droppedCount: dropped.length, droppedFilter: keyFilter(dropped), resources, rejected, documents: index };
       const warned = warnedHeld.map((p) => ({ kind: p.type, name: p.name, warnings: p.warnings }));
       return { state, warned, warnedNotHeld, parsedDocuments: parsed };
     }
@@ -85,7 +88,7 @@ export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): 
     const keep = (p: Policy) => !dp || mightSelect(p, dp, job.kumaVersion);
     const held = policies.filter(keep).map((p) => compact(p, strings));
     const dropped = policies.filter((p) => !keep(p)).map(policyKey);
-    const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, dropped: strings.intern(dropped.join("\n")), droppedCount: dropped.length, resources: compact(resources, strings), rejected: parsed.rejected };
+    const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, dropped: strings.intern(dropped.join("\n")), droppedCount: dropped.length, droppedFilter: keyFilter(dropped), resources: compact(resources, strings), rejected: parsed.rejected };
     // Deprecations are listed for held policies only: each policy is reported by the sidecars it selects,
     // not by every sidecar of the mesh; the others are counted.
     const warned = held.filter((p) => p.warnings.length > 0).map((p) => ({ kind: p.type, name: p.name, warnings: p.warnings }));

@@ -1,6 +1,7 @@
 // dir source › what a one-policy change costs: deprecation warnings only for the documents a read parsed, a
 // rescan soon after a burst of events (even one that does not stop), a document digest that tells one-character
-// edits apart, and a parse of plain texts that never loads the yaml library (what a parse worker starts with).
+// edits apart, a parse of plain texts that never loads the yaml library (what a parse worker starts with), and
+// the dropped-key filter that spares combining files a split of every key.
 import test from "ava";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -9,6 +10,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { DEBOUNCE_MS, DirPolicySource, MAX_DEBOUNCE_MS } from "../../extproc/policy-source/dir-source.js";
 import { documentDigest } from "../../extproc/policy-source/policy-file.js";
+import { keyFilter, mayHoldKey } from "../../extproc/policy-source/key-filter.js";
 import type { Dataplane } from "../../extproc/policy/model/dataplane.js";
 
 /** A MeshTrafficPermission on `from` (deprecated in 2.14: the engine warns) selecting `svc`. */
@@ -138,4 +140,13 @@ test("policy file reader › given only plain-YAML texts, when a process reads p
   const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: process.cwd(), encoding: "utf8" });
   t.is(out.status, 0, out.stderr);
   t.deepEqual(JSON.parse(out.stdout), { plain: ["a", "b"], afterPlain: false, flow: ["c"], afterFlow: true });
+});
+
+test("dropped-key filter › every key it was built from is a maybe, and few others are", (t) => {
+  const keys = Array.from({ length: 3000 }, (_, i) => `MeshTrafficPermission/mesh-${i % 7}/p-${(i * 7919) % 100_003}`);
+  const filter = keyFilter(keys);
+  t.true(keys.every((k) => mayHoldKey(filter, k)), "no key it holds is ever ruled out");
+  const others = Array.from({ length: 20_000 }, (_, i) => `MeshTrafficPermission/mesh-${i % 7}/q-${i}`);
+  t.true(others.filter((k) => mayHoldKey(filter, k)).length < 100, "under 0.5 % false maybes");
+  t.false(mayHoldKey(keyFilter([]), keys[0]!));
 });
