@@ -1,7 +1,7 @@
 // Child processes for the benches: pinned to a CPU with taskset, their CPU time and RSS from /proc,
 // the machine's busy time (to tell what other tenants used), and waiting for a JSON log line.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { createInterface } from "node:readline";
 
@@ -30,6 +30,40 @@ export function cpuMicros(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** A process's CPU so far, two ways: utime+stime (10 ms ticks, every thread that ever ran) and its live threads' run time (ns). */
+export interface CpuReading {
+  ticksMicros: number;
+  liveThreadsNs: number;
+}
+
+export function cpuReading(pid: number): CpuReading {
+  let liveThreadsNs = 0;
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        liveThreadsNs += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+      } catch {
+        // the thread ended between the listing and the read: counted by the ticks
+      }
+    }
+  } catch {
+    // the process is gone
+  }
+  return { ticksMicros: cpuMicros(pid), liveThreadsNs };
+}
+
+/**
+ * CPU used between two readings, ms: the live threads' run time (exact), plus what threads that ended in the
+ * window used (a parse worker), seen only in the ticks: their excess over the live threads' time beyond one tick
+ * of rounding (so up to 10 ms of an ended thread's time can go uncounted).
+ */
+export function cpuMsBetween(a: CpuReading, b: CpuReading): number {
+  const liveMs = (b.liveThreadsNs - a.liveThreadsNs) / 1e6;
+  const ticksMs = (b.ticksMicros - a.ticksMicros) / 1000;
+  const tickMs = 1000 / TICKS_PER_SECOND;
+  return liveMs + Math.max(0, ticksMs - liveMs - tickMs);
 }
 
 /**

@@ -9,6 +9,7 @@ import type { BenchRow } from "./report.js";
 import { startSidecarProc } from "./servers.js";
 import { sleep } from "./proc.js";
 import { summarize } from "./stats.js";
+import { DEBOUNCE_MS } from "../extproc/policy-source/dir-source.js";
 
 export interface SwapOptions {
   policies: number;
@@ -26,8 +27,6 @@ export interface SwapResult {
   requests: number;
 }
 
-/** Debounce of the directory source (extproc/policy-source/dir-source.ts), part of write → in force. */
-const DIR_DEBOUNCE_MS = 150;
 
 export async function benchSwap(o: SwapOptions, progress: (msg: string) => void): Promise<SwapResult> {
   const s = await startSidecarProc({ policies: o.policies });
@@ -61,7 +60,7 @@ export async function benchSwap(o: SwapOptions, progress: (msg: string) => void)
     const p99During = summarize(during.filter((x) => !x[2]).map((x) => x[1])).p99;
     const swapMs = inForceAt - writeAt;
     const rows: BenchRow[] = [
-      { name: `policy swap: write → in force, ${o.policies} policies (incl. ${DIR_DEBOUNCE_MS} ms debounce)`, value: swapMs, unit: "ms" },
+      { name: `policy swap: write → in force, ${o.policies} policies (incl. ${DEBOUNCE_MS} ms debounce)`, value: swapMs, unit: "ms" },
       { name: `p99 during the swap vs before (${during.length} vs ${before.length} requests, ${o.inFlight} in flight)`, value: p99During, unit: "ms", baseline: p99Before, ratio: p99During / p99Before, goal: "ratio ≤ 1.5" },
       { name: `failed requests during the swap run (${r.ok + r.failed} requests)`, value: failed, unit: "requests", goal: "= 0" },
     ];

@@ -5,7 +5,7 @@
 import { compact, StringTable } from "../policy/documents/compact.js";
 import type { Dataplane } from "../policy/documents/dataplane.js";
 import type { KumaVersion } from "../policy/model/kuma-version.js";
-import { DOCUMENTS_PER_PAUSE, parseSimplePolicyText, type Rejected } from "../policy/documents/parse.js";
+import { DOCUMENTS_PER_PAUSE, parseSimpleDocument, type Rejected } from "../policy/documents/parse-simple.js";
 import type { Resource } from "../policy/documents/resources.js";
 import { simpleDocumentTexts } from "../policy/documents/simple-yaml.js";
 import { mightSelect } from "../policy/selection/select.js";
@@ -30,7 +30,9 @@ export interface DocumentRead {
   dropped: string[];
   resources: Resource[];
   rejected: Rejected[];
-  /** Dropped policies that carry deprecation warnings. */
+  /** Held policies read from the documents parsed by this read that carry deprecation warnings (unchanged ones were reported when read). */
+  warnedHeld: Policy[];
+  /** Dropped policies of the documents parsed by this read that carry deprecation warnings. */
   warnedNotHeld: number;
   index: DocumentIndex;
   /** Documents parsed and validated by this read (the others were unchanged). */
@@ -54,7 +56,7 @@ type Entry = { key: string; policy?: Policy; warns?: true };
 export async function readByDocuments(job: DocumentJob): Promise<DocumentRead | undefined> {
   const texts = simpleDocumentTexts(job.text);
   if (!texts) return undefined;
-  const before = cachedDocuments(job.prev?.documents);
+  const { before, lineOf } = cachedDocuments(job.prev?.documents);
   const strings = new StringTable();
   const entries: Entry[] = [];
   const resources: Resource[] = [];
@@ -63,17 +65,26 @@ export async function readByDocuments(job: DocumentJob): Promise<DocumentRead | 
   const lines: string[] = [];
   let parsed = 0;
   let itemIndex = 0;
+  const warnedHeld: Policy[] = [];
+  let warnedNotHeld = 0;
   for (const [n, text] of texts.entries()) {
     const hash = job.digest(text).slice(0, 22);
     let items = before.get(hash);
     if (!items) {
-      const result = parseSimplePolicyText(text, job.file, job.kumaVersion ? { kumaVersion: job.kumaVersion } : {});
+      const result = parseSimpleDocument(text, job.file, job.kumaVersion ? { kumaVersion: job.kumaVersion } : {});
       if (!result) return undefined;
       if (++parsed % DOCUMENTS_PER_PAUSE === 0) await job.pause();
       items = itemsOf(result, job.dataplane, job.kumaVersion, strings);
+      for (const item of items) {
+        if (!("key" in item)) continue;
+        if (item.policy && item.policy.warnings.length > 0) warnedHeld.push(item.policy);
+        else if (item.warns) warnedNotHeld++;
+      }
     }
     const single = items.length === 1 ? items[0]! : undefined;
-    if (single && "key" in single && !single.policy && !/[\t\n]/.test(single.key)) lines.push(`${hash}\t${single.key}${single.warns ? "\tw" : ""}`);
+    const cachedLine = lineOf.get(hash);
+    if (cachedLine !== undefined && items === before.get(hash)) lines.push(cachedLine); // an unchanged one-key document: its line as it was
+    else if (single && "key" in single && !single.policy && !/[\t\n]/.test(single.key)) lines.push(`${hash}\t${single.key}${single.warns ? "\tw" : ""}`);
     else {
       lines.push(hash);
       index.items[n] = items;
@@ -98,7 +109,9 @@ export async function readByDocuments(job: DocumentJob): Promise<DocumentRead | 
     dropped: distinct.filter((e) => !e.policy).map((e) => e.key),
     resources: compact(kept, strings),
     rejected,
-    warnedNotHeld: distinct.filter((e) => !e.policy && e.warns).length,
+    // Of this read's documents only, and only those in force (a duplicate key's earlier version is not).
+    warnedHeld: warnedHeld.filter((p) => byKey.get(policyKey(p))?.policy === p),
+    warnedNotHeld,
     index,
     parsed,
   };
@@ -124,19 +137,21 @@ function itemsOf(result: { policies: Policy[]; resources: Resource[]; rejected: 
   return items;
 }
 
-/** The previous read's documents by digest. */
-function cachedDocuments(index: DocumentIndex | undefined): Map<string, DocItem[]> {
-  const out = new Map<string, DocItem[]>();
-  if (!index) return out;
+/** The previous read's documents by digest, and the index line of each one-key document (reused as it is). */
+function cachedDocuments(index: DocumentIndex | undefined): { before: Map<string, DocItem[]>; lineOf: Map<string, string> } {
+  const before = new Map<string, DocItem[]>();
+  const lineOf = new Map<string, string>();
+  if (!index) return { before, lineOf };
   index.lines.split("\n").forEach((line, n) => {
     const tab = line.indexOf("\t");
     if (tab === -1) {
       const items = index.items[n];
-      if (items) out.set(line, items);
+      if (items) before.set(line, items);
     } else {
       const [hash, key, warns] = line.split("\t");
-      out.set(hash!, [{ key: key!, ...(warns ? { warns: true as const } : {}) }]);
+      before.set(hash!, [{ key: key!, ...(warns ? { warns: true as const } : {}) }]);
+      lineOf.set(hash!, line);
     }
   });
-  return out;
+  return { before, lineOf };
 }

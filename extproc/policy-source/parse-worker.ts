@@ -2,7 +2,10 @@
 // back only what is held. Its heap (every file's text and YAML tree) goes away with it, so the sidecar's
 // memory after a load grows with what selects it, not with the mesh. Started by parse-in-worker.ts.
 import { parentPort, workerData } from "node:worker_threads";
+import { detachNothing } from "../policy/documents/compact.js";
 import { type FileJob, readPolicyFile } from "./policy-file.js";
+
+detachNothing(); // what is posted back is copied anyway
 
 const jobs = workerData as FileJob[];
 const outcomes = [];

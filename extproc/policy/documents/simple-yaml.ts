@@ -30,7 +30,8 @@ class NotSimple extends Error {}
 
 /** The texts of the documents of `text` (without their `---` lines), or undefined when `text` is not simple. */
 export function simpleDocumentTexts(text: string): string[] | undefined {
-  if (NOT_SIMPLE_CHAR.test(text)) return undefined;
+  // A `...` line in any document (the `---` lines between them are not such lines) makes the whole text not simple.
+  if (NOT_SIMPLE_CHAR.test(text) || /^\.\.\./m.test(text)) return undefined;
   const docs: string[] = [];
   let start = 0;
   for (;;) {
@@ -49,7 +50,6 @@ export function simpleDocumentTexts(text: string): string[] | undefined {
     start = 0;
     if (docs.length > MAX_DOCUMENTS) return undefined;
   }
-  if (/^\.\.\./m.test(text) || docs.some((d) => /^\.\.\./m.test(d))) return undefined;
   docs.push(text);
   return docs;
 }

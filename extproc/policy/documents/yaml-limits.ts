@@ -5,15 +5,9 @@
 import { Composer, type Document, type DocumentOptions, Lexer, type ParseOptions, Parser, parseDocument, type SchemaOptions, type ToJSOptions, YAMLParseError } from "yaml";
 import type { CST } from "yaml";
 
-export interface YamlLimits {
-  /** Deepest accepted nesting, counted separately for flow and block style. */
-  maxDepth: number;
-  /** Most accepted entries; unbounded when absent. */
-  maxNodes?: number;
-}
+import { YAML_LIMITS, type YamlLimits } from "./yaml-bounds.js";
 
-/** Defaults shared by every caller; the control plane adds its own maxNodes. */
-export const YAML_LIMITS: YamlLimits = { maxDepth: 64 };
+export { YAML_LIMITS, type YamlLimits };
 
 export interface YamlShape {
   /** Upper bound of `[`/`{` nesting. */
