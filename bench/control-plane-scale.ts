@@ -2,7 +2,7 @@
 // HTTP policy source does) and heartbeat at the default interval, against `meshext control-plane` (a child
 // process) holding 2 000 policies; heartbeat and unrelated-GET latency, and the control plane's CPU.
 // Baseline: the same heartbeats and GETs with no long-polls held. Run alone: node dist/bench/control-plane-scale.js [--quick]
-// [--only-1000]; MESHEXT_BENCH_CP_NODE_FLAGS="--trace-gc" (or --cpu-prof) passes Node flags to the control plane.
+// [--only-1000 | --sidecars N] [--page-size N]; MESHEXT_BENCH_CP_NODE_FLAGS="--trace-gc" (or --cpu-prof) passes Node flags to the control plane.
 import { Agent } from "node:http";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,6 +29,8 @@ export interface ControlPlaneScaleOptions {
   getsPerSecond: number;
   /** Policy writes per second during the window (each wakes the MeshTrafficPermission long-polls). */
   writesPerSecond: number;
+  /** Items per page the simulated sidecars' long-polls ask for (`size=`); 100 unless set. */
+  longPollPageSize?: number;
 }
 
 const HEARTBEAT_INTERVAL_MS = SIDECAR_FLAGS.find((f) => f.key === "heartbeatIntervalMs")!.default as number;
@@ -112,7 +114,7 @@ async function run(sidecars: number, withLongPolls: boolean, opts: ControlPlaneS
     const line = await waitForLine(child, (l) => l.msg === "control plane listening", 60_000, "control plane start");
     const base = new URL(String(line.url));
     await sleep(2000); // the control plane's first seconds (JIT, first sweep) are not what this measures
-    const args: ChildArgs = { baseUrl: base.href, sidecars: 0, totalSidecars: sidecars, heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS, getsPerSecond: opts.getsPerSecond };
+    const args: ChildArgs = { baseUrl: base.href, sidecars: 0, totalSidecars: sidecars, heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS, getsPerSecond: opts.getsPerSecond, pageSize: opts.longPollPageSize ?? 100 };
     const sims: BenchChild[] = [];
     if (withLongPolls) {
       const per = Math.ceil(sidecars / SIDECAR_PROCESSES);
@@ -175,6 +177,7 @@ export async function benchControlPlaneScale(opts: ControlPlaneScaleOptions, pro
   const header = ["sidecars", "long-polls held", "heartbeats/s", "writes", "heartbeat p50 ms", "heartbeat p99 ms", "heartbeat max ms", "CP-side heartbeat max ≤ ms", "GET p99 ms", "GET max ms", "CP event-loop delay p99 / max ms", "CPU cores: CP / prober / sidecars / writer", "other tenants % of a core", "errors"];
   const table: string[][] = [];
   const rows: BenchRow[] = [];
+  const paged = opts.longPollPageSize && opts.longPollPageSize !== 100 ? ` pages of ${opts.longPollPageSize}` : "";
   for (const n of opts.sidecars) {
     progress(`control plane scale: ${n} sidecars, heartbeats only (baseline)`);
     const base = await run(n, false, opts);
@@ -188,14 +191,14 @@ export async function benchControlPlaneScale(opts: ControlPlaneScaleOptions, pro
     }
     const goal = n >= 1000;
     const row = (name: string, value: number, baseline: number, unit: string, goalText?: string): BenchRow => ({ name, value, unit, baseline, ratio: value / baseline, ...(goal && goalText ? { goal: goalText } : {}) });
-    rows.push(row(`heartbeat p99, ${n} sidecars long-polling`, summarize(held.heartbeatMs).p99, summarize(base.heartbeatMs).p99, "ms", "≤ 20 ms (issue 14)"));
-    rows.push(row(`unrelated GET p99, ${n} sidecars long-polling`, summarize(held.getMs).p99, summarize(base.getMs).p99, "ms"));
+    rows.push(row(`heartbeat p99, ${n} sidecars long-polling${paged}`, summarize(held.heartbeatMs).p99, summarize(base.heartbeatMs).p99, "ms", "≤ 20 ms (issue 14)"));
+    rows.push(row(`unrelated GET p99, ${n} sidecars long-polling${paged}`, summarize(held.getMs).p99, summarize(base.getMs).p99, "ms"));
     for (const [what, held_, base_] of [["heartbeat", held.heartbeatMs, base.heartbeatMs], ["unrelated GET", held.getMs, base.getMs]] as const) {
-      rows.push(row(`${what} max, ${n} sidecars long-polling, ${opts.writesPerSecond} write/s`, maxOf(held_), maxOf(base_), "ms", "≤ 50 ms (issue 28)"));
+      rows.push(row(`${what} max, ${n} sidecars long-polling${paged}, ${opts.writesPerSecond} write/s`, maxOf(held_), maxOf(base_), "ms", "≤ 50 ms (issue 28)"));
     }
-    rows.push(row(`control plane event-loop delay max, ${n} sidecars long-polling`, held.eventLoopMaxMs, base.eventLoopMaxMs, "ms"));
-    rows.push(row(`control plane CPU, ${n} sidecars long-polling`, held.cpuCores.controlPlane, base.cpuCores.controlPlane, "cores", "≤ 0.5 cores (issue 14: below half a core)"));
-    rows.push(row(`errors, ${n} sidecars long-polling (${held.writes} writes in the window, each answered 200 unless counted here)`, held.errors, base.errors, "errors", "= 0 (issue 28)"));
+    rows.push(row(`control plane event-loop delay max, ${n} sidecars long-polling${paged}`, held.eventLoopMaxMs, base.eventLoopMaxMs, "ms"));
+    rows.push(row(`control plane CPU, ${n} sidecars long-polling${paged}`, held.cpuCores.controlPlane, base.cpuCores.controlPlane, "cores", "≤ 0.5 cores (issue 14: below half a core)"));
+    rows.push(row(`errors, ${n} sidecars long-polling${paged} (${held.writes} writes in the window, each answered 200 unless counted here)`, held.errors, base.errors, "errors", "= 0 (issue 28)"));
   }
   return { header, table, rows };
 }
@@ -207,7 +210,7 @@ function maxOf(values: number[]): number {
 /** Notes for the section, shared by bench/run.ts and the standalone run. */
 export function controlPlaneScaleNotes(opts: ControlPlaneScaleOptions): string[] {
   return [
-    `bench/control-plane-scale.ts: \`meshext control-plane\` (a child process pinned to CPU ${SERVER_CPU}) starts on a data directory holding ${opts.policies} policies (bench/policy-files.ts's mix over the four kinds) and N online Dataplanes. N simulated sidecars each hold one long-poll per policy kind (\`If-None-Match\` + \`?wait=${LONG_POLL_WAIT}\`, re-armed when answered, as extproc/policy-source/http-source.ts does) and heartbeat once per --heartbeat-interval (${HEARTBEAT_INTERVAL_MS / 1000} s default), spread evenly; ${opts.getsPerSecond} unrelated GETs/s read one 100-item page of the MeshTrafficPermission list; ${opts.writesPerSecond} PUT/s edits one MeshTrafficPermission in place (a new label each time), waking every sidecar's MeshTrafficPermission long-poll. ${opts.durationS} s measured after 1 s warm-up.`,
+    `bench/control-plane-scale.ts: \`meshext control-plane\` (a child process pinned to CPU ${SERVER_CPU}) starts on a data directory holding ${opts.policies} policies (bench/policy-files.ts's mix over the four kinds) and N online Dataplanes. N simulated sidecars each hold one long-poll per policy kind (\`If-None-Match\` + \`?wait=${LONG_POLL_WAIT}\` on pages of ${opts.longPollPageSize ?? 100}, re-armed when answered, as extproc/policy-source/http-source.ts does) and heartbeat once per --heartbeat-interval (${HEARTBEAT_INTERVAL_MS / 1000} s default), spread evenly; ${opts.getsPerSecond} unrelated GETs/s read one 100-item page of the MeshTrafficPermission list; ${opts.writesPerSecond} PUT/s edits one MeshTrafficPermission in place (a new label each time), waking every sidecar's MeshTrafficPermission long-poll. ${opts.durationS} s measured after 1 s warm-up.`,
     `Processes: the control plane (pinned to CPU ${SERVER_CPU}); the simulated sidecars' long-polls in ${SIDECAR_PROCESSES} child processes (bench/cp-scale-sidecars.ts, pinned to CPU ${CLIENT_CPU}: they are the load and read every woken page, ~40 MB per write; niced, they fell behind and met resets on sockets the control plane had closed as idle); a prober child doing nothing but the heartbeats and GETs it times (bench/cp-scale-prober.ts, not pinned); the bench process itself only writes.`,
     "CP-side heartbeat max: the control plane's own latency histogram (arrival to reply), the bucket bound holding its slowest heartbeat. CP event-loop delay: its meshext_control_plane_nodejs_eventloop_lag_{p99,max}_seconds over the window (perf_hooks monitorEventLoopDelay, reset by a scrape at the window's start) minus its ${EVENT_LOOP_SAMPLE_MS} ms sampling interval, which an idle loop reads. It holds the time the OS did not run the control plane, not only its own work.",
     "Baseline: the same heartbeats, GETs and writes with no long-poll held. CPU = utime+stime of each process over the window ÷ wall time; other tenants = the machine's busy time minus these processes', in % of one core (the machine's load during the run).",
@@ -216,7 +219,19 @@ export function controlPlaneScaleNotes(opts: ControlPlaneScaleOptions): string[]
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const quick = process.argv.includes("--quick");
-  const opts: ControlPlaneScaleOptions = { sidecars: process.argv.includes("--only-1000") ? [1000] : [100, 1000], policies: 2000, durationS: quick ? 10 : 20, getsPerSecond: 20, writesPerSecond: 1 };
+  // --sidecars N (one count) and --page-size N reproduce other shapes, e.g. 500 waiters on pages of 1 000.
+  const flag = (name: string) => {
+    const i = process.argv.indexOf(name);
+    if (i < 0) return undefined;
+    const n = Number(process.argv[i + 1]);
+    if (!Number.isInteger(n) || n < 1) {
+      console.error(`${name} takes a positive whole number`);
+      process.exit(2);
+    }
+    return n;
+  };
+  const only = flag("--sidecars") ?? (process.argv.includes("--only-1000") ? 1000 : undefined);
+  const opts: ControlPlaneScaleOptions = { sidecars: only ? [only] : [100, 1000], policies: 2000, durationS: quick ? 10 : 20, getsPerSecond: 20, writesPerSecond: 1, longPollPageSize: flag("--page-size") };
   const t0 = Date.now();
   const out = await benchControlPlaneScale(opts, (m) => process.stderr.write(`[bench ${((Date.now() - t0) / 1000).toFixed(0)}s] ${m}\n`));
   const { formatRows, formatTable } = await import("./report.js");

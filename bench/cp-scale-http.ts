@@ -54,4 +54,6 @@ export interface ChildArgs {
   totalSidecars: number;
   heartbeatIntervalMs: number;
   getsPerSecond: number;
+  /** Sidecar processes: items per long-polled page. */
+  pageSize: number;
 }

@@ -16,7 +16,7 @@ async function main(args: ChildArgs): Promise<void> {
   let answers = 0;
   let errors = 0;
   const etags = new Map<string, string>();
-  for (const t of POLICY_TYPES) etags.set(t.plural, (await send(agent, base, "GET", `/meshes/default/${t.plural}?size=100`)).etag ?? "");
+  for (const t of POLICY_TYPES) etags.set(t.plural, (await send(agent, base, "GET", `/meshes/default/${t.plural}?size=${args.pageSize}`)).etag ?? "");
   const polls: Promise<void>[] = [];
   for (let s = 0; s < args.sidecars; s++) {
     for (const t of POLICY_TYPES) {
@@ -24,7 +24,7 @@ async function main(args: ChildArgs): Promise<void> {
         (async () => {
           let etag = etags.get(t.plural)!;
           while (!stopping) {
-            const r = await send(agent, base, "GET", `/meshes/default/${t.plural}?size=100&wait=${LONG_POLL_WAIT}`, { "if-none-match": etag }, undefined, () => sent++).catch((err: NodeJS.ErrnoException) => {
+            const r = await send(agent, base, "GET", `/meshes/default/${t.plural}?size=${args.pageSize}&wait=${LONG_POLL_WAIT}`, { "if-none-match": etag }, undefined, () => sent++).catch((err: NodeJS.ErrnoException) => {
               if (!stopping) errors++;
               if (!stopping && process.env.MESHEXT_BENCH_DEBUG) process.stderr.write(`[sidecars] ${err.code ?? err.message}\n`);
               return undefined;

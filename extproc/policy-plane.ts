@@ -138,7 +138,9 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
     const reply = explain(req.body);
     return json(reply.status, withKumaRules(reply, engine));
   });
-  const lifecycle = dataplaneClientFromConfig(config, local, log) ?? NO_CONTROL_PLANE;
+  const dataplaneClient = dataplaneClientFromConfig(config, local, log);
+  const lifecycle = dataplaneClient ?? NO_CONTROL_PLANE;
+  const registeredResource = dataplaneClient ? () => dataplaneClient.resource() : undefined;
   let reportFailure: (err: unknown) => void = () => {};
   const failed = new Promise<never>((_, reject) => {
     reportFailure = reject;
@@ -185,7 +187,7 @@ export function createPolicyPlane(config: SidecarConfig, log: Logger, registry: 
               requireValidFirstLoad: !config.allowInvalidPolicies,
               onFirstLoadRefused: (rejected) => readiness.set("policies", firstLoadRefusal(rejected)),
             })
-          : httpPolicySourceFromConfig(config, apply, log, registry, kuma.version, () => engine.dataplane)!;
+          : httpPolicySourceFromConfig(config, apply, log, registry, kuma.version, () => engine.dataplane, registeredResource)!;
         await source.start();
         if (stopped) return;
         if (config.dataplaneFile) {

@@ -24,6 +24,7 @@ export function httpPolicySourceFromConfig(
   registry: Registry,
   kumaVersion?: KumaVersion,
   dataplane?: () => Dataplane,
+  registered?: () => Record<string, unknown>,
 ): HttpPolicySource | undefined {
   if (!config.controlPlane) return undefined;
   return createHttpPolicySource({
@@ -36,6 +37,7 @@ export function httpPolicySourceFromConfig(
     apply,
     kumaVersion,
     dataplane,
+    registered,
     log,
     registry,
   });

@@ -17,6 +17,13 @@ export interface PolicySetReaderOptions {
   mesh: string;
   /** This sidecar's Dataplane as its engine decides for it. */
   dataplane: () => Dataplane;
+  /**
+   * The Dataplane resource this sidecar registers, if it registers one. A sidecar started from --dataplane-tags
+   * registers its inbound on a placeholder port its engine does not hold; the control plane's copy then reads as
+   * that resource, not as the engine's Dataplane, and is accepted too: a port can only make the control plane's
+   * selection wider (a `sectionName` matching it), never narrower, and the sidecar selects again from the set.
+   */
+  registered?: () => Record<string, unknown>;
   requestTimeoutMs?: number;
   log: Logger;
   /** The Kuma version in force (3.0 reads Dataplane inbounds without tags). */
@@ -87,7 +94,7 @@ export class PolicySetReader {
     }
     if (!body || !Array.isArray(body.items) || !etag) throw new SyncError("bad_response", `${url.pathname}: expected {dataplane, items} with an ETag`);
     const served = dataplaneFromObject(body.dataplane, this.opts.kumaVersion).dataplane;
-    if (!served || identity(served) !== identity(this.opts.dataplane())) {
+    if (!served || !this.isOurs(served)) {
       if (!this.warnedMismatch) {
         this.warnedMismatch = true;
         this.opts.log.warn("the control plane holds this Dataplane with other tags, labels or inbounds than the sidecar's own: reading the full lists");
@@ -96,6 +103,15 @@ export class PolicySetReader {
     }
     this.warnedMismatch = false;
     return { items: body.items as Resource[], etag };
+  }
+
+  /** Whether the control plane's Dataplane selects as ours: read as the engine's, or as the resource we registered. */
+  private isOurs(served: Dataplane): boolean {
+    const theirs = identity(served);
+    if (theirs === identity(this.opts.dataplane())) return true;
+    const registered = this.opts.registered?.();
+    const asRegistered = registered ? dataplaneFromObject(registered, this.opts.kumaVersion).dataplane : undefined;
+    return asRegistered !== undefined && theirs === identity(asRegistered);
   }
 
   /** Long-poll on the set: as KumaClient.waitForChange, "changed" also when the Dataplane went away (404). */

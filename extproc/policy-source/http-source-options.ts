@@ -27,6 +27,8 @@ export interface HttpPolicySourceOptions {
   kumaVersion?: KumaVersion;
   /** This sidecar's Dataplane; when given, the control plane's per-dataplane set is read if it offers one. */
   dataplane?: () => Dataplane;
+  /** The Dataplane resource this sidecar registers, when it registers one (see PolicySetReaderOptions.registered). */
+  registered?: () => Record<string, unknown>;
   log: Logger;
   registry: Registry;
   backoff?: Backoff;

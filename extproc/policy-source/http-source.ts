@@ -49,8 +49,8 @@ export class HttpPolicySource implements PolicySource {
 
   constructor(private readonly opts: HttpPolicySourceOptions) {
     this.client = new KumaClient({ baseUrl: opts.baseUrl, token: opts.token, mesh: opts.mesh, requestTimeoutMs: opts.requestTimeoutMs, maxListBytes: opts.maxListBytes });
-    const { baseUrl, mesh, requestTimeoutMs, dataplane, log } = opts;
-    this.sets = dataplane ? new PolicySetReader(this.client, { baseUrl, mesh, requestTimeoutMs, dataplane, log, kumaVersion: opts.kumaVersion }) : undefined;
+    const { baseUrl, mesh, requestTimeoutMs, dataplane, registered, log } = opts;
+    this.sets = dataplane ? new PolicySetReader(this.client, { baseUrl, mesh, requestTimeoutMs, dataplane, registered, log, kumaVersion: opts.kumaVersion }) : undefined;
     this.metrics = new PolicySourceMetrics(opts.registry);
     this.backoff = opts.backoff ?? new Backoff();
     this.log = opts.log.child({ component: "policy-source", controlPlane: opts.baseUrl, mesh: opts.mesh });

@@ -1,6 +1,7 @@
 // The sidecar reads its own policy set from the embedded control plane: real sidecars A and B (their
 // --dataplane-file registered by themselves) against the real control plane; an edit to a policy selecting A
-// reaches A and leaves B's set untouched; decisions equal those of the full-list path; Kuma (no feature) → lists.
+// reaches A and leaves B's set untouched; a sidecar started from --dataplane-tags (as `meshext inject` renders
+// it) reads its set too; decisions equal those of the full-list path; Kuma (no feature) → lists.
 import test from "ava";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -75,6 +76,24 @@ test("policy set (sidecar) › an edit selecting A reaches A's sidecar and not B
   t.is((await call(cp.url, "GET", "/meshes/default/dataplanes/b/_policy-set")).headers.get("etag"), etagB);
   t.is(await action(sidecars.b!, "orders"), "deny");
   t.is(await metric(cp.url, "meshext_control_plane_policy_set_waiters"), 2);
+});
+
+test("policy set (sidecar) › a sidecar started from --dataplane-tags reads its own set once registered, not the lists", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  for (const p of [mtp("on-a", "svc-a", "web"), mtp("on-b", "svc-b", "web")]) await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/${p.name}`, p);
+  // given a sidecar that registers itself from its tags (its inbound on a placeholder port the engine does not hold)
+  const h = await startTestSidecar(["--control-plane", cp.url, "--dataplane-name", "a", "--dataplane-tags", "kuma.io/service=svc-a", "--mesh", "default", "--heartbeat-interval", "1s"]);
+  t.teardown(() => h.stop());
+  // then once registered it long-polls its own set at the control plane
+  t.true(await eventually(async () => (await metric(cp.url, "meshext_control_plane_policy_set_waiters")) === 1, 20_000), "the sidecar holds a policy-set long-poll");
+  // and what it holds came from the set: one policy in the source (the lists hold two), one kept
+  t.true(await eventually(async () => (await metric(h.adminUrl, "meshext_policies_in_source")) === 1, 10_000), "the source's set is the control plane's selection for it");
+  t.is(await metric(h.adminUrl, "meshext_policies_kept"), 1);
+  // and an edit of its policy is in force within a second
+  t.is((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/on-a", mtp("on-a", "svc-a", "orders"))).status, 200);
+  const putAt = Date.now();
+  t.true(await eventually(async () => (await action(h.adminUrl, "orders")) === "allow", 5000));
+  t.true(Date.now() - putAt < 1000, `followed after ${Date.now() - putAt}ms`);
 });
 
 test("policy set (sidecar) › decisions from the per-dataplane set equal those from the full lists", async (t) => {
