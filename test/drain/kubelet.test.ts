@@ -207,6 +207,15 @@ function sidecarLine(p: Proc, pred: (l: Line) => boolean): Line | undefined {
   return p.lines.find(pred);
 }
 
+// The sidecar exits 0, or 139 when Envoy 1.40.0 crashed while stopping after meshext had stopped it at the end
+// (docs/envoy-fidelity.md, "Stopping Envoy"): that crash is logged for the reader, never hidden, and only
+// accepted with Envoy's own backtrace on stderr and meshext's stop_envoy step logged before it.
+function expectSidecarExit(t: ExecutionContext, sidecar: Proc, code: number | null): void {
+  const envoyCrashedAtExit = code === 139 && /\[critical\]\[backtrace\]/.test(sidecar.stderr()) && sidecarLine(sidecar, (l) => l.step === "stop_envoy") !== undefined;
+  if (envoyCrashedAtExit) t.log(`KNOWN ENVOY CRASH: Envoy died of SIGSEGV while shutting down after the drain (exit 139): ${sidecar.stderr().slice(-600)}`);
+  else t.is(code, 0, `sidecar exit ${code}: ${sidecar.stderr().slice(-3000)} ${JSON.stringify(sidecar.lines.slice(-8))}`);
+}
+
 test.serial("kubelet › native: preStop enters drain-forever, the app is served until it exits, the sidecar exits within 1 s of its SIGTERM", async (t) => {
   const APP_LINGER_MS = 7000; // an app with a slow shutdown; exec hooks start slowly on a loaded machine (seen: 8 s)
   const pod = await startPod(t, "native", APP_LINGER_MS);
@@ -247,9 +256,7 @@ test.serial("kubelet › native: preStop enters drain-forever, the app is served
   // not impossible: CI still met it once (exit 139 with Envoy's backtrace, after every request was served). Such a
   // crash is reported here, not hidden, and everything else below is still checked.
   t.truthy(sidecarLine(sidecar, (l) => l.msg === "envoy quiesced: inbound listeners stopped, stopping it"), "Envoy was quiesced before its SIGTERM");
-  const envoyCrashedAtExit = code === 139 && /\[critical\]\[backtrace\]/.test(sidecar.stderr()) && sidecarLine(sidecar, (l) => l.step === "stop_envoy") !== undefined;
-  if (envoyCrashedAtExit) t.log(`KNOWN ENVOY CRASH: Envoy died of SIGSEGV while shutting down after the drain (exit 139): ${sidecar.stderr().slice(-600)}`);
-  else t.is(code, 0, `sidecar exit ${code}: ${sidecar.stderr().slice(-3000)} ${JSON.stringify(sidecar.lines.slice(-8))}`);
+  expectSidecarExit(t, sidecar, code);
   const appExitMs = app.exitedAtMs!;
   const sidecarExitMs = sidecar.exitedAtMs!;
   const totalMs = sidecarExitMs - t0; // the pod is gone once its last container has exited
@@ -286,7 +293,7 @@ test.serial("kubelet › classic: preStop drains (exec on loopback), SIGTERM fol
   const sidecarDone = await sidecarPreStop;
   t.is(sidecarDone.code, 0, sidecarDone.stderr);
   sidecar.child.kill("SIGTERM"); // after its preStop returned
-  t.is(await sidecar.exited, 0);
+  expectSidecarExit(t, sidecar, await sidecar.exited);
   await app.exited;
   const totalMs = Math.max(sidecar.exitedAtMs!, app.exitedAtMs!) - t0;
   t.log(`classic: hook returned ${sidecarDone.atMs - t0} ms; exits: sidecar ${sidecar.exitedAtMs! - t0}, app ${app.exitedAtMs! - t0} ms`);
@@ -315,7 +322,7 @@ test.serial("kubelet › classic Job: the app's POST /quitquitquit on loopback e
   const t0 = Date.now();
   const r = await net.fetchFrom("pod", "http://127.0.0.1:9902/quitquitquit", { method: "POST" });
   t.like(r, { status: 202 });
-  t.is(await sidecar.exited, 0);
+  expectSidecarExit(t, sidecar, await sidecar.exited);
   t.truthy(sidecarLine(sidecar, (l) => l.step !== undefined || l.msg !== undefined), "the sidecar logged its way out");
   t.true(sidecar.exitedAtMs! - t0 < 3000, "the sidecar container (and its Envoy) exits promptly");
 });
