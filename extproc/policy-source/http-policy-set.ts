@@ -6,6 +6,7 @@ import type { Resource } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
 import { dataplaneFromObject, type Dataplane } from "../policy/documents/dataplane.js";
 import type { KumaVersion } from "../policy/model/kuma-version.js";
+import type { HttpReply } from "./http-get.js";
 import { classify, type KumaClient, readLimited, SyncError, type SyncBudget } from "./kuma-client.js";
 
 
@@ -61,10 +62,16 @@ export class PolicySetReader {
     if (this.offered !== undefined) return this.offered;
     const res = await this.client.request(new URL(`${this.opts.baseUrl}/`), {}, this.timeoutMs(), signal);
     if (res.status !== 200) {
-      await res.body?.cancel();
+      res.discard();
       return (this.offered = false); // no Kuma API root here: a Kuma-compatible server with lists only
     }
-    const root = (await res.json().catch(() => undefined)) as { features?: unknown } | undefined;
+    const rootBudget = { left: 1 << 20, limit: 1 << 20 };
+    const root = await readLimited(res, new URL(`${this.opts.baseUrl}/`), rootBudget)
+      .then((text) => JSON.parse(text) as { features?: unknown } | undefined)
+      .catch((err: unknown) => {
+        if (signal.aborted) throw err;
+        return undefined;
+      });
     this.offered = Array.isArray(root?.features) && root.features.includes(POLICY_SET_FEATURE);
     if (this.offered) this.opts.log.info("the control plane serves this dataplane's own policy set; reading it instead of the full lists");
     return this.offered;
@@ -80,10 +87,15 @@ export class PolicySetReader {
     const url = this.url();
     const res = await this.client.request(url, {}, this.timeoutMs(), signal);
     if (res.status === 404) {
-      await res.body?.cancel();
+      res.discard();
       return undefined;
     }
     if (res.status !== 200) throw classify(res, `GET ${url.pathname}`);
+    return this.setFrom(res, url, budget);
+  }
+
+  /** A 200 answer's set, checked as read() does; undefined when its Dataplane is not read as ours. */
+  private async setFrom(res: HttpReply, url: URL, budget: SyncBudget): Promise<{ items: Resource[]; etag: string } | undefined> {
     const etag = res.headers.get("etag") ?? "";
     let body: { dataplane?: unknown; items?: unknown };
     try {
@@ -114,16 +126,24 @@ export class PolicySetReader {
     return asRegistered !== undefined && theirs === identity(asRegistered);
   }
 
-  /** Long-poll on the set: as KumaClient.waitForChange, "changed" also when the Dataplane went away (404). */
-  async waitForChange(etag: string, waitMs: number, signal: AbortSignal): Promise<"changed" | "unchanged" | "unsupported"> {
+  /**
+   * Long-poll on the set: as KumaClient.waitForChange, "changed" also when the Dataplane went away (404). A 200
+   * answer carries the new set, returned with it (read as read() does) so that it is not fetched again.
+   */
+  async waitForChange(etag: string, waitMs: number, signal: AbortSignal, budget: SyncBudget): Promise<{ outcome: "changed" | "unchanged" | "unsupported"; set?: { items: Resource[]; etag: string } }> {
     const url = this.url();
     url.searchParams.set("wait", `${Math.round(waitMs)}ms`);
     const res = await this.client.request(url, { "if-none-match": etag }, waitMs + this.timeoutMs(), signal);
-    await res.body?.cancel().catch(() => {});
-    if (res.status === 304) return "unchanged";
-    if (res.status === 404) return "changed";
+    if (res.status !== 200) res.discard();
+    if (res.status === 304) return { outcome: "unchanged" };
+    if (res.status === 404) return { outcome: "changed" };
     if (res.status !== 200) throw classify(res, `GET ${url.pathname} (watch)`);
-    return res.headers.get("etag") === etag ? "unsupported" : "changed";
+    if (res.headers.get("etag") === etag) {
+      res.discard();
+      return { outcome: "unsupported" };
+    }
+    const set = await this.setFrom(res, url, budget);
+    return set ? { outcome: "changed", set } : { outcome: "changed" };
   }
 
   private timeoutMs(): number {

@@ -1,7 +1,6 @@
 // Policy source backed by a control plane's REST API (the embedded one, or Kuma's): full list sync of every
 // supported kind, then long-poll when the server offers ETags or jittered polling when it does not (Kuma).
 // Failures back off and keep the last good set; 401/403 stop the source; a cache file covers cold starts.
-import { createHash } from "node:crypto";
 import { POLICY_TYPES, type Resource } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
 import type { Policy } from "../policy/documents/parse.js";
@@ -9,17 +8,18 @@ import { Backoff, withJitter } from "./backoff.js";
 import { readPolicyCache, writePolicyCache } from "./cache-file.js";
 import { KumaClient, SyncError, syncBudget } from "./kuma-client.js";
 import { POLICY_SET_WATCH, PolicySetReader } from "./http-policy-set.js";
-import { keepLastGoodBy, kindAndName, withFailClosedMeshes } from "./last-good.js";
+import { kindAndName } from "./last-good.js";
+import { FetchedSet } from "./fetched-set.js";
 import { reportRejected } from "./http-rejected.js";
 import { PolicySourceMetrics } from "./metrics.js";
-import { FETCHED_TYPES, isOptionalType, MAX_ITEM_DEPTH, mergeResources, nestsDeeperThan, stripVolatile, validateFetched } from "./resource-set.js";
+import { FETCHED_TYPES, isOptionalType, validateFetched } from "./resource-set.js";
 import type { MeshResources } from "../policy/documents/resources.js";
 import type { PolicySource, RejectedPolicy } from "./source.js";
 import type { HttpPolicySourceOptions, SyncStatus } from "./http-source-options.js";
 import { WatchPace } from "./watch-pace.js";
 
 export type { HttpPolicySourceOptions, SyncStatus } from "./http-source-options.js";
-export { FIRST_WATCH_PACE_MS, IMMEDIATE_ROUND_MS, MAX_WATCH_PACE_MS } from "./watch-pace.js";
+export { FIRST_WATCH_PACE_MS, IMMEDIATE_ROUND_MS, MAX_CHANGED_PACE_MS, MAX_WATCH_PACE_MS } from "./watch-pace.js";
 
 export function createHttpPolicySource(opts: HttpPolicySourceOptions): HttpPolicySource {
   return new HttpPolicySource(opts);
@@ -39,8 +39,8 @@ export class HttpPolicySource implements PolicySource {
   private readonly origin: string;
   private loadedValue = false;
   /** The items the set in force came from (by kind/name), for keeping last good versions. */
-  private inForceItems = new Map<string, Resource>();
-  private fingerprint: string | undefined;
+  /** The items in force, their fingerprint and validation memo. */
+  readonly held: FetchedSet;
   private stopped = false;
   private longPollSupported = true;
   private inflight = new AbortController();
@@ -55,6 +55,7 @@ export class HttpPolicySource implements PolicySource {
     this.backoff = opts.backoff ?? new Backoff();
     this.log = opts.log.child({ component: "policy-source", controlPlane: opts.baseUrl, mesh: opts.mesh });
     this.origin = `control-plane:${opts.baseUrl}/meshes/${opts.mesh}`;
+    this.held = new FetchedSet(opts.mesh);
   }
 
   get loaded(): boolean {
@@ -70,7 +71,7 @@ export class HttpPolicySource implements PolicySource {
 
   /** Lists everything again and applies it even if unchanged; the follow loop carries on as before. */
   async resync(): Promise<void> {
-    this.fingerprint = undefined;
+    this.held.forget();
     await this.syncOnce();
   }
 
@@ -102,6 +103,12 @@ export class HttpPolicySource implements PolicySource {
       await this.pace(Date.now() - roundStartedMs, outcome);
       if (outcome === "unchanged" && this.sets?.pending && !etags.has(POLICY_SET_WATCH)) etags = (await this.readSet().catch(() => undefined)) ?? etags;
       if (outcome === "unchanged") continue;
+      const applied = this.watchedSet;
+      this.watchedSet = undefined;
+      if (outcome === "changed" && applied) {
+        etags = applied; // the long-poll's answer was the new set, applied already
+        continue;
+      }
       etags = undefined; // changed, unsupported or failed: list everything again
       if (outcome === "failed") await this.sleep(this.retryDelay());
     }
@@ -161,7 +168,7 @@ export class HttpPolicySource implements PolicySource {
     let waitMs = this.opts.longPollWaitMs ?? 30_000;
     if (this.sets?.pending && !etags.has(POLICY_SET_WATCH)) waitMs = Math.min(waitMs, (this.probeWaitMs *= 2) / 2);
     const set = etags.get(POLICY_SET_WATCH);
-    const waits = set ? [() => this.sets!.waitForChange(set, waitMs, signal)] : FETCHED_TYPES.filter((t) => etags.has(t.plural)).map((t) => () => this.client.waitForChange(t, etags.get(t.plural)!, waitMs, signal));
+    const waits = set ? [() => this.waitForSet(set, waitMs, signal)] : FETCHED_TYPES.filter((t) => etags.has(t.plural)).map((t) => () => this.client.waitForChange(t, etags.get(t.plural)!, waitMs, signal));
     try {
       const results = await Promise.all(
         waits.map(async (waitForChange) => {
@@ -191,6 +198,20 @@ export class HttpPolicySource implements PolicySource {
     }
   }
 
+  /** The long-poll on this dataplane's set; a new set it brings is applied here, and its ETag kept for the next round. */
+  private async waitForSet(etag: string, waitMs: number, signal: AbortSignal): Promise<"changed" | "unchanged" | "unsupported"> {
+    const r = await this.sets!.waitForChange(etag, waitMs, signal, syncBudget(this.opts.maxListBytes));
+    if (r.set) {
+      this.applyIfChanged(r.set.items);
+      this.recordSuccess();
+      this.watchedSet = new Map([[POLICY_SET_WATCH, r.set.etag]]);
+    }
+    return r.outcome;
+  }
+
+  /** Set by waitForSet when a long-poll answer brought the new set: the next round watches it, no sync needed. */
+  private watchedSet: Map<string, string> | undefined;
+
   /**
    * Validates every item and applies the set if the items changed. A rejected item keeps its last good
    * version in force, policy or resource (an unidentifiable one keeps every previous item), so a bad new
@@ -198,37 +219,13 @@ export class HttpPolicySource implements PolicySource {
    * empties the set; a rejected Mesh with no good version counts as mTLS on.
    */
   private applyIfChanged(all: Resource[]): void {
-    // An item nested deeper than any policy is rejected before anything walks it recursively (hashing,
-    // validation): one such item must not fail the whole sync.
-    const tooDeep = all.filter((item) => nestsDeeperThan(item));
-    const items = tooDeep.length === 0 ? all : all.filter((item) => !tooDeep.includes(item));
-    const deepRejected = tooDeep.map((item) => ({
-      ...(typeof item.type === "string" ? { kind: item.type } : {}),
-      ...(typeof item.name === "string" ? { name: item.name } : {}),
-      violations: [{ field: "document", message: `nests deeper than ${MAX_ITEM_DEPTH} levels` }],
-    }));
-    const fingerprint = createHash("sha256").update(JSON.stringify([items.map(stripVolatile), deepRejected])).digest("hex");
-    if (fingerprint === this.fingerprint) return;
-    const sourceOf = (item: Resource) => `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`;
-    const fresh = validateFetched(items, this.opts.mesh, this.opts.kumaVersion, sourceOf);
-    const refused = [...fresh.rejected, ...deepRejected];
-    // Last good versions are kept item by item, policies and resources alike (an invalid new Mesh keeps the
-    // old Mesh: mTLS stays on), then read again like the fresh ones.
-    const itemKey = (item: Resource) => kindAndName(item.type, item.name);
-    const keptItems = keepLastGoodBy(fresh.good, refused, this.inForceItems.size > 0 ? [...this.inForceItems.values()] : undefined, itemKey).slice(fresh.good.length);
-    const kept = validateFetched(keptItems, this.opts.mesh, this.opts.kumaVersion, sourceOf);
-    const policies = [...fresh.policies, ...kept.policies];
-    const both = mergeResources(fresh.resources, kept.resources);
-    const resources: MeshResources = { ...both, meshes: withFailClosedMeshes(both.meshes, refused) as MeshResources["meshes"] };
-    const goodItems = new Map<string, Resource>();
-    for (const item of [...fresh.good, ...kept.good]) goodItems.set(itemKey(item), item);
-    const keptKeys = new Set(kept.good.map(itemKey));
-    this.rejected = reportRejected(refused, keptKeys, `${this.opts.baseUrl}/meshes/${this.opts.mesh}`, this.log);
-    this.commit(policies, this.origin, refused.length, resources);
-    this.inForceItems = goodItems;
-    this.fingerprint = fingerprint;
+    const next = this.held.next(all, this.opts.kumaVersion, (item) => `${this.opts.baseUrl}/meshes/${item.mesh}/${item.type}/${item.name}`);
+    if (!next) return;
+    this.rejected = reportRejected(next.refused, next.keptKeys, `${this.opts.baseUrl}/meshes/${this.opts.mesh}`, this.log);
+    this.commit(next.policies, this.origin, next.refused.length, next.resources);
+    this.held.accept(next);
     if (this.opts.cacheFile) {
-      writePolicyCache(this.opts.cacheFile, { savedAt: new Date().toISOString(), controlPlane: this.opts.baseUrl, mesh: this.opts.mesh, items: [...goodItems.values()] }).catch(
+      writePolicyCache(this.opts.cacheFile, { savedAt: new Date().toISOString(), controlPlane: this.opts.baseUrl, mesh: this.opts.mesh, items: [...next.goodItems.values()] }).catch(
         (err: unknown) => this.log.warn({ err: (err as Error).message, cacheFile: this.opts.cacheFile }, "could not write the policy cache file"),
       );
     }
@@ -251,7 +248,7 @@ export class HttpPolicySource implements PolicySource {
       const cache = await readPolicyCache(this.opts.cacheFile);
       if (!cache) return void this.log.warn({ cacheFile: this.opts.cacheFile }, "control plane unreachable and no policy cache yet");
       const { policies, resources, good, rejected } = validateFetched(cache.items as Resource[], this.opts.mesh, this.opts.kumaVersion);
-      for (const item of good) this.inForceItems.set(kindAndName(item.type, item.name), item);
+      for (const item of good) this.held.inForceItems.set(kindAndName(item.type, item.name), item);
       this.commit(policies, `cache:${this.opts.cacheFile} (saved ${cache.savedAt})`, rejected.length, resources);
     } catch (err) {
       this.log.error({ err: (err as Error).message, cacheFile: this.opts.cacheFile }, "could not read the policy cache file");

@@ -2,6 +2,7 @@
 // failure (Unleash-style: 401/403 stop, 429/5xx/network back off), and long-polls when the server offers ETags.
 import { MESH_TYPE, type Resource, type ResourceType } from "../kuma-rest/resources.js";
 import { retryAfterMs } from "./backoff.js";
+import { httpGet, type HttpReply, RequestTimeoutError } from "./http-get.js";
 import type { SyncErrorReason } from "./metrics.js";
 
 export class SyncError extends Error {
@@ -82,7 +83,7 @@ export class KumaClient {
       seen.add(url.toString());
       const res = await this.request(url, {}, this.opts.requestTimeoutMs ?? 10_000, signal);
       if (res.status === 404 && optional && page === 0) {
-        await res.body?.cancel();
+        res.discard();
         return { items: [], missing: true };
       }
       if (res.status !== 200) throw classify(res, `GET ${url.pathname}`);
@@ -111,32 +112,30 @@ export class KumaClient {
     url.searchParams.set("wait", `${Math.round(waitMs)}ms`);
     const res = await this.request(url, { "if-none-match": etag }, waitMs + (this.opts.requestTimeoutMs ?? 10_000), signal);
     if (res.status === 304) {
-      await res.body?.cancel();
+      res.discard();
       return "unchanged";
     }
     if (res.status !== 200) throw classify(res, `GET ${url.pathname} (watch)`);
-    await res.body?.cancel();
+    res.discard();
     return res.headers.get("etag") === etag ? "unsupported" : "changed";
   }
 
   /** One GET with the token and a timeout; failures become SyncErrors (an abort by `signal` is rethrown). */
-  async request(url: URL, headers: Record<string, string>, timeoutMs: number, signal?: AbortSignal): Promise<Response> {
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const all = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  async request(url: URL, headers: Record<string, string>, timeoutMs: number, signal?: AbortSignal): Promise<HttpReply> {
     const auth: Record<string, string> = this.opts.token ? { authorization: `Bearer ${this.opts.token}` } : {};
     try {
-      return await fetch(url, { headers: { accept: "application/json", ...auth, ...headers }, signal: all });
+      return await httpGet(url, { accept: "application/json", ...auth, ...headers }, timeoutMs, signal);
     } catch (err) {
-      if (timeout.aborted) throw new SyncError("timeout", `GET ${url.pathname}: no answer within ${timeoutMs}ms`);
+      if (err instanceof RequestTimeoutError) throw new SyncError("timeout", `GET ${url.pathname}: no answer within ${timeoutMs}ms`);
       if (signal?.aborted) throw err;
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new SyncError("network", `GET ${url.origin}${url.pathname}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+      const e = err as NodeJS.ErrnoException;
+      throw new SyncError("network", `GET ${url.origin}${url.pathname}: ${e.code ?? e.message}`);
     }
   }
 }
 
-export function classify(res: Response, what: string): SyncError {
-  void res.body?.cancel().catch(() => {});
+export function classify(res: HttpReply, what: string): SyncError {
+  res.discard();
   const s = res.status;
   if (s === 401) return new SyncError("unauthorized", `${what}: 401 Unauthorized (check --control-plane-token)`);
   if (s === 403) return new SyncError("forbidden", `${what}: 403 Forbidden (the token may not read policies)`);
@@ -146,29 +145,26 @@ export function classify(res: Response, what: string): SyncError {
 }
 
 /** Reads a response body as text, failing as soon as it would take the list past its byte budget. */
-export async function readLimited(res: Response, url: URL, budget: { left: number; limit: number }): Promise<string> {
+export async function readLimited(res: HttpReply, url: URL, budget: { left: number; limit: number }): Promise<string> {
   const tooLarge = () =>
     new SyncError("bad_response", `${url.pathname}: list larger than ${budget.limit} bytes (raise --control-plane-max-list-bytes if the policies really are this big)`);
   if (Number(res.headers.get("content-length") ?? 0) > budget.left) {
-    void res.body?.cancel().catch(() => {});
+    res.abort();
     throw tooLarge();
   }
-  const chunks: Uint8Array[] = [];
-  const reader = res.body!.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    budget.left -= value.byteLength;
+  const chunks: Buffer[] = [];
+  for await (const chunk of res.body) {
+    budget.left -= chunk.byteLength;
     if (budget.left < 0) {
-      void reader.cancel().catch(() => {});
+      res.abort();
       throw tooLarge();
     }
-    chunks.push(value);
+    chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString("utf8");
 }
 
-async function readPage(res: Response, url: URL, budget: { left: number; limit: number }): Promise<{ items: Resource[]; next: string | null }> {
+async function readPage(res: HttpReply, url: URL, budget: { left: number; limit: number }): Promise<{ items: Resource[]; next: string | null }> {
   let body: unknown;
   try {
     body = JSON.parse(await readLimited(res, url, budget));

@@ -9,6 +9,7 @@ import { serviceResourceViolations } from "../kuma-rest/service-resources.js";
 import type { KumaVersion } from "../policy/model/kuma-version.js";
 import { validatePolicyObject, type Policy, type Violation } from "../policy/documents/parse.js";
 import { type MeshResources, type Resource as EngineResource, resourceFromObject, resourcesOf } from "../policy/documents/resources.js";
+import type { ItemOutcome, ValidationMemo } from "./validation-memo.js";
 
 /** Every list a sync reads: the policy kinds, the service and identity kinds, and the meshes list (for this mesh's Mesh). */
 export const FETCHED_TYPES: readonly ResourceType[] = [...POLICY_TYPES, ...SERVICE_TYPES, ...IDENTITY_TYPES, MESH_TYPE];
@@ -39,39 +40,43 @@ export interface ValidatedSet {
  * Validates every item on its own, policies by the rules of `kumaVersion`: invalid ones are reported, the rest
  * make the set (Mesh and service resources read into the engine's form). Meshes other than `mesh` are dropped.
  */
-export function validateFetched(items: readonly Resource[], mesh: string, kumaVersion?: KumaVersion, sourceOf?: (item: Resource) => string): ValidatedSet {
+export function validateFetched(items: readonly Resource[], mesh: string, kumaVersion?: KumaVersion, sourceOf?: (item: Resource) => string, memo?: { texts: readonly string[]; memo: ValidationMemo }): ValidatedSet {
   const set: ValidatedSet = { policies: [], resources: resourcesOf([]), good: [], rejected: [] };
   const resources: EngineResource[] = [];
-  for (const item of items) {
+  memo?.memo.begin(kumaVersion);
+  items.forEach((item, i) => {
     const kind = (item as { type?: unknown } | null)?.type;
-    if (kind === MESH_TYPE.kind && item.name !== mesh) continue;
+    if (kind === MESH_TYPE.kind && item.name !== mesh) return;
     // The embedded control plane lists a mesh that only holds resources as a bare {type, name}: no Mesh was
     // stored, so its mTLS state is unknown (MeshTrafficPermission applies as in 2.6). Stored Meshes, and every
     // Mesh of a real Kuma, carry creationTime.
-    if (kind === MESH_TYPE.kind && (item as { creationTime?: unknown }).creationTime === undefined) continue;
+    if (kind === MESH_TYPE.kind && (item as { creationTime?: unknown }).creationTime === undefined) return;
     const name = (item as { name?: unknown } | null)?.name;
-    const reject = (violations: Violation[]) =>
-      set.rejected.push({ ...(typeof kind === "string" ? { kind } : {}), ...(typeof name === "string" ? { name } : {}), violations });
-    if (kind === MESH_TYPE.kind || SERVICE_TYPES.some((t) => t.kind === kind) || isIdentityKind(kind)) {
-      const { resource, violations } = readResource(item, kind as string);
-      if (!resource) reject(violations);
-      else {
-        resources.push(resource);
-        set.good.push(item);
-      }
-      continue;
+    const outcome = memo ? memo.memo.outcome(memo.texts[i]!, () => validateItem(item, kind, kumaVersion)) : validateItem(item, kind, kumaVersion);
+    if ("violations" in outcome) {
+      set.rejected.push({ ...(typeof kind === "string" ? { kind } : {}), ...(typeof name === "string" ? { name } : {}), violations: outcome.violations });
+      return;
     }
-    const { policy, violations } = validatePolicyObject(item, kumaVersion);
-    if (!policy) {
-      reject(violations);
-      continue;
+    if ("resource" in outcome) resources.push(outcome.resource);
+    else {
+      if (sourceOf) outcome.policy.source = sourceOf(item);
+      set.policies.push(outcome.policy);
     }
-    if (sourceOf) policy.source = sourceOf(item);
-    set.policies.push(policy);
     set.good.push(item);
-  }
+  });
+  memo?.memo.end();
   set.resources = resourcesOf(resources);
   return set;
+}
+
+/** One item on its own: a Mesh, service or identity resource read into the engine's form, or a policy. */
+function validateItem(item: Resource, kind: unknown, kumaVersion?: KumaVersion): ItemOutcome {
+  if (kind === MESH_TYPE.kind || SERVICE_TYPES.some((t) => t.kind === kind) || isIdentityKind(kind)) {
+    const { resource, violations } = readResource(item, kind as string);
+    return resource ? { resource } : { violations };
+  }
+  const { policy, violations } = validatePolicyObject(item, kumaVersion);
+  return policy ? { policy } : { violations };
 }
 
 /** The fresh set's resources followed by the last good versions kept for rejected ones, kind by kind. */
@@ -86,6 +91,23 @@ export function mergeResources(fresh: MeshResources, kept: MeshResources): MeshR
 
 /** Deepest nesting accepted in one fetched item (the YAML bound's depth); deeper ones are rejected unread. */
 export const MAX_ITEM_DEPTH = 64;
+
+/**
+ * An item nested deeper than any policy is rejected before anything walks it recursively (hashing, validation):
+ * one such item must not fail the whole sync. The others, and the rejections.
+ */
+export function withoutTooDeepItems(all: Resource[]): { items: Resource[]; rejected: RejectedItem[] } {
+  const tooDeep = all.filter((item) => nestsDeeperThan(item));
+  if (tooDeep.length === 0) return { items: all, rejected: [] };
+  return {
+    items: all.filter((item) => !tooDeep.includes(item)),
+    rejected: tooDeep.map((item) => ({
+      ...(typeof item.type === "string" ? { kind: item.type } : {}),
+      ...(typeof item.name === "string" ? { name: item.name } : {}),
+      violations: [{ field: "document", message: `nests deeper than ${MAX_ITEM_DEPTH} levels` }],
+    })),
+  };
+}
 
 /** Whether `value` nests deeper than `maxDepth` (iterative: a 100 000-deep item must not overflow the stack). */
 export function nestsDeeperThan(value: unknown, maxDepth: number = MAX_ITEM_DEPTH): boolean {

@@ -4,6 +4,7 @@
 import test from "ava";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { MAX_CHANGED_PACE_MS, MAX_WATCH_PACE_MS, WatchPace } from "../../extproc/policy-source/watch-pace.js";
 import { sourceFor } from "./harness.js";
 
 /** A server offering ETags that answers each If-None-Match at once: 304, or 200 with a new ETag (`churn`). */
@@ -46,3 +47,23 @@ for (const churn of [false, true]) {
     t.true((await metric("meshext_control_plane_watch_paced_total")) >= 3);
   });
 }
+
+test("paced long-poll › given a server that holds each long-poll until a real change, when edits come 300 ms after each re-arm, then no round is paced", (t) => {
+  const pace = new WatchPace();
+  const waits = Array.from({ length: 20 }, () => pace.after(300, "changed"));
+  t.deepEqual(waits, Array(20).fill(0));
+});
+
+test("paced long-poll › given rounds answered at once, then 304s back off to the long cap and changes only to the short one", (t) => {
+  const unchanged = new WatchPace();
+  const changed = new WatchPace();
+  const u = Array.from({ length: 12 }, () => unchanged.after(2, "unchanged"));
+  const c = Array.from({ length: 12 }, () => changed.after(2, "changed"));
+  t.deepEqual(u.slice(0, 4), [0, 100, 200, 400]);
+  t.is(Math.max(...u), MAX_WATCH_PACE_MS);
+  t.deepEqual(c.slice(0, 4), [0, 100, 200, 400]);
+  t.is(Math.max(...c), MAX_CHANGED_PACE_MS);
+  // and a held round resets the count
+  t.is(changed.after(5000, "unchanged"), 0);
+  t.is(changed.after(2, "changed"), 0);
+});
