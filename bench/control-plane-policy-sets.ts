@@ -35,7 +35,7 @@ interface Reply {
   body?: string;
 }
 
-function send(agent: Agent, base: URL, method: string, path: string, headers: Record<string, string> = {}, body?: string, keepBody = false): Promise<Reply> {
+export function send(agent: Agent, base: URL, method: string, path: string, headers: Record<string, string> = {}, body?: string, keepBody = false): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request({ agent, host: base.hostname, port: base.port, method, path, headers: { ...headers, ...(body ? { "content-type": "application/json" } : {}) } }, (res) => {
       let bytes = 0;
@@ -50,8 +50,8 @@ function send(agent: Agent, base: URL, method: string, path: string, headers: Re
 }
 
 /** Shard of dataplane i and of policy j: policy j selects the dataplanes of its shard (MeshSubset on a tag). */
-const shards = (o: PolicySetBenchOptions) => o.policies / o.selecting;
-const policy = (j: number, o: PolicySetBenchOptions, generation = 0) => ({
+export const shards = (o: PolicySetBenchOptions) => o.policies / o.selecting;
+export const policy = (j: number, o: PolicySetBenchOptions, generation = 0) => ({
   type: "MeshTrafficPermission",
   mesh: "default",
   name: `p-${j}`,
@@ -59,13 +59,13 @@ const policy = (j: number, o: PolicySetBenchOptions, generation = 0) => ({
   spec: { targetRef: { kind: "MeshSubset", tags: { shard: `s-${j % shards(o)}` } }, from: [{ targetRef: { kind: "MeshService", name: `client-${j}` }, default: { action: "Allow" } }] },
 });
 
-function seedDataDir(o: PolicySetBenchOptions): string {
+export function seedDataDir(o: PolicySetBenchOptions, generation = 0): string {
   const dir = mkdtempSync(join(tmpdir(), "meshext-cp-sets-"));
   const mtps = join(dir, "meshes", "default", "meshtrafficpermissions");
   const dps = join(dir, "meshes", "default", "dataplanes");
   mkdirSync(mtps, { recursive: true });
   mkdirSync(dps, { recursive: true });
-  for (let j = 0; j < o.policies; j++) writeFileSync(join(mtps, `p-${j}.yaml`), stringify(policy(j, o)));
+  for (let j = 0; j < o.policies; j++) writeFileSync(join(mtps, `p-${j}.yaml`), stringify(policy(j, o, generation)));
   const now = new Date().toISOString();
   for (let i = 0; i < o.sidecars; i++) {
     const dp = { type: "Dataplane", mesh: "default", name: `dp-${i}`, networking: { address: "10.0.0.1", inbound: [{ port: 8080, tags: { "kuma.io/service": `svc-${i}`, shard: `s-${i % shards(o)}` } }] }, status: { state: "online", lastSeenTime: now } };

@@ -13,6 +13,7 @@ import { loadAvgNow, machineInfo } from "./machine.js";
 import { memoryRows } from "./memory.js";
 import { benchPolicy } from "./policy.js";
 import { benchPolicyChange, QUIET_MS, SETTLE_MS, WARMUP_EDITS } from "./policy-change.js";
+import { benchPolicyChangeCp, policyChangeCpNotes } from "./policy-change-cp.js";
 import { DEBOUNCE_MS } from "../extproc/policy-source/dir-source.js";
 import { IDLE_SETTLE_MS, IDLE_WINDOW_MS, pinningNote } from "./proc.js";
 import { consoleText, markdown, type Section, type Summary } from "./summary.js";
@@ -95,6 +96,10 @@ if (pc) sections.push({
   tables: [],
   rows: pc,
 });
+
+const CHANGE_CP = { policies: 10_000, selecting: 100, edits: quick ? 10 : 20 };
+const pcc = runs("change") ? await benchPolicyChangeCp(CHANGE_CP, progress) : undefined;
+if (pcc) sections.push({ title: "3c. What one policy change costs a sidecar following the embedded control plane", notes: policyChangeCpNotes(CHANGE_CP), tables: [], rows: pcc });
 
 // Goal (wasm.ts): release size ≤ 24 KiB. The emulator ratios are printed without goal: section 4b measures the filter in Envoy.
 const wasmRows = runs("wasm") ? (progress("wasm filter"), await benchWasm({ quick })) : undefined;
