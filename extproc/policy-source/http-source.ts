@@ -6,6 +6,7 @@ import type { Logger } from "../log.js";
 import type { Policy } from "../policy/documents/parse.js";
 import { Backoff, withJitter } from "./backoff.js";
 import { readPolicyCache, writePolicyCache } from "./cache-file.js";
+import { allowListeners, ROUND_OVER } from "./http-get.js";
 import { KumaClient, SyncError, syncBudget } from "./kuma-client.js";
 import { POLICY_SET_WATCH, PolicySetReader } from "./http-policy-set.js";
 import { kindAndName } from "./last-good.js";
@@ -43,7 +44,7 @@ export class HttpPolicySource implements PolicySource {
   readonly held: FetchedSet;
   private stopped = false;
   private longPollSupported = true;
-  private inflight = new AbortController();
+  private inflight = allowListeners(new AbortController(), FETCHED_TYPES.length + 1);
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
 
@@ -165,6 +166,7 @@ export class HttpPolicySource implements PolicySource {
     this.metrics.attempts.inc();
     const round = new AbortController();
     const signal = AbortSignal.any([round.signal, this.inflight.signal]);
+    allowListeners(signal, FETCHED_TYPES.length + 1);
     let waitMs = this.opts.longPollWaitMs ?? 30_000;
     if (this.sets?.pending && !etags.has(POLICY_SET_WATCH)) waitMs = Math.min(waitMs, (this.probeWaitMs *= 2) / 2);
     const set = etags.get(POLICY_SET_WATCH);
@@ -173,11 +175,11 @@ export class HttpPolicySource implements PolicySource {
       const results = await Promise.all(
         waits.map(async (waitForChange) => {
           const r = await waitForChange();
-          if (r !== "unchanged") round.abort();
+          if (r !== "unchanged" && waits.length > 1) round.abort(ROUND_OVER); // the other long-polls end
           return r;
         }),
       ).catch((err: unknown) => {
-        round.abort();
+        round.abort(ROUND_OVER);
         throw err;
       });
       if (results.includes("unsupported")) {
