@@ -35,6 +35,9 @@ export interface ControlPlaneScaleOptions {
 
 const HEARTBEAT_INTERVAL_MS = SIDECAR_FLAGS.find((f) => f.key === "heartbeatIntervalMs")!.default as number;
 
+/** The prober's priority (renice; as root, higher than the load's 0). */
+const PROBER_NICE = -5;
+
 /** Processes the simulated sidecars are split over (each holds sidecars/SIDECAR_PROCESSES × 4 long-polls). */
 const SIDECAR_PROCESSES = 2;
 
@@ -129,7 +132,9 @@ async function run(sidecars: number, withLongPolls: boolean, opts: ControlPlaneS
       while (sent.reduce((a, b) => a + b, 0) < sidecars * POLICY_TYPES.length && Date.now() < armBy) await sleep(100);
       await sleep(1000);
     }
-    const prober = await forkBenchChild("cp-scale-prober", args);
+    // The measuring client runs ahead of the load (the simulated sidecars burst ~40 MB of reads per write): its
+    // own wait for a CPU is not the control plane's latency.
+    const prober = await forkBenchChild("cp-scale-prober", args, { nice: PROBER_NICE });
     children.push(prober);
     // Writes: one MeshTrafficPermission edited in place at a fixed rate, so its 1 000-waiter collection wakes.
     let generation = 0;
@@ -211,7 +216,7 @@ function maxOf(values: number[]): number {
 export function controlPlaneScaleNotes(opts: ControlPlaneScaleOptions): string[] {
   return [
     `bench/control-plane-scale.ts: \`meshext control-plane\` (a child process pinned to CPU ${SERVER_CPU}) starts on a data directory holding ${opts.policies} policies (bench/policy-files.ts's mix over the four kinds) and N online Dataplanes. N simulated sidecars each hold one long-poll per policy kind (\`If-None-Match\` + \`?wait=${LONG_POLL_WAIT}\` on pages of ${opts.longPollPageSize ?? 100}, re-armed when answered, as extproc/policy-source/http-source.ts does) and heartbeat once per --heartbeat-interval (${HEARTBEAT_INTERVAL_MS / 1000} s default), spread evenly; ${opts.getsPerSecond} unrelated GETs/s read one 100-item page of the MeshTrafficPermission list; ${opts.writesPerSecond} PUT/s edits one MeshTrafficPermission in place (a new label each time), waking every sidecar's MeshTrafficPermission long-poll. ${opts.durationS} s measured after 1 s warm-up.`,
-    `Processes: the control plane (pinned to CPU ${SERVER_CPU}); the simulated sidecars' long-polls in ${SIDECAR_PROCESSES} child processes (bench/cp-scale-sidecars.ts, pinned to CPU ${CLIENT_CPU}: they are the load and read every woken page, ~40 MB per write; niced, they fell behind and met resets on sockets the control plane had closed as idle); a prober child doing nothing but the heartbeats and GETs it times (bench/cp-scale-prober.ts, not pinned); the bench process itself only writes.`,
+    `Processes: the control plane (pinned to CPU ${SERVER_CPU}); the simulated sidecars' long-polls in ${SIDECAR_PROCESSES} child processes (bench/cp-scale-sidecars.ts, pinned to CPU ${CLIENT_CPU}: they are the load and read every woken page, ~40 MB per write; niced, they fell behind and met resets on sockets the control plane had closed as idle); a prober child doing nothing but the heartbeats and GETs it times (bench/cp-scale-prober.ts, not pinned, at nice ${PROBER_NICE} so that the load's bursts do not hold the measuring client off a CPU; the control plane runs at the default priority); the bench process itself only writes.`,
     "CP-side heartbeat max: the control plane's own latency histogram (arrival to reply), the bucket bound holding its slowest heartbeat. CP event-loop delay: its meshext_control_plane_nodejs_eventloop_lag_{p99,max}_seconds over the window (perf_hooks monitorEventLoopDelay, reset by a scrape at the window's start) minus its ${EVENT_LOOP_SAMPLE_MS} ms sampling interval, which an idle loop reads. It holds the time the OS did not run the control plane, not only its own work.",
     "Baseline: the same heartbeats, GETs and writes with no long-poll held. CPU = utime+stime of each process over the window ÷ wall time; other tenants = the machine's busy time minus these processes', in % of one core (the machine's load during the run).",
   ];

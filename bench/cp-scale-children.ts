@@ -14,12 +14,13 @@ export interface BenchChild {
   stop(): Promise<void>;
 }
 
-/** Forks bench/`module`.js (a sibling of this file) with `args`; `cpu` pins it (taskset). */
-export async function forkBenchChild(module: string, args: ChildArgs, place: { cpu?: string } = {}): Promise<BenchChild> {
+/** Forks bench/`module`.js (a sibling of this file) with `args`; `cpu` pins it (taskset), `nice` sets its priority (renice). */
+export async function forkBenchChild(module: string, args: ChildArgs, place: { cpu?: string; nice?: number } = {}): Promise<BenchChild> {
   const path = fileURLToPath(new URL(`./${module}.js`, import.meta.url));
   const child: ChildProcess = fork(path, [JSON.stringify(args)], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const pid = child.pid!;
   if (place.cpu !== undefined) spawnSync("taskset", ["-pc", place.cpu, String(pid)], { stdio: "ignore" });
+  if (place.nice !== undefined) spawnSync("renice", ["-n", String(place.nice), "-p", String(pid)], { stdio: "ignore" });
   const handle: BenchChild = {
     pid,
     next(pred, timeoutMs = 120_000) {

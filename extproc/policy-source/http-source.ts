@@ -241,7 +241,8 @@ export class HttpPolicySource implements PolicySource {
     for (const t of POLICY_TYPES) this.metrics.inForce.set({ kind: t.kind }, policies.filter((p) => p.type === t.kind).length);
     this.metrics.rejected.set(rejected);
     this.metrics.rejectedTotal.inc(rejected);
-    this.log.info({ policies: policies.length, rejected, origin }, "policy set applied");
+    // Debug only: the engine's "policy set in force" line says it at info, and each rejected item has its warning.
+    this.log.debug({ policies: policies.length, rejected, origin }, "policy set applied");
   }
 
   private async loadCache(): Promise<void> {
