@@ -39,8 +39,7 @@ export class HttpPolicySource implements PolicySource {
   private readonly log: Logger;
   private readonly origin: string;
   private loadedValue = false;
-  /** The items the set in force came from (by kind/name), for keeping last good versions. */
-  /** The items in force, their fingerprint and validation memo. */
+  /** The items in force (by kind/name, for keeping last good versions), their fingerprint and validation memo. */
   readonly held: FetchedSet;
   private stopped = false;
   private longPollSupported = true;
