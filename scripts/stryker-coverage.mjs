@@ -55,3 +55,14 @@ export function reclassifyUncovered(report, map) {
   }
   return { ...report, files };
 }
+
+/**
+ * AVA's --timeout (seconds without a test finishing) for a mutant's run: 3 × the slowest covering file's whole
+ * unmutated run in the coverage pass, at least 20 s, so a mutant that hangs a test fails in seconds, not AVA's 60 s.
+ * @param {Record<string, number>} seconds each test file's unmutated run time in the coverage pass
+ * @param {string[]} files the files the mutant's run runs
+ */
+export function avaTimeoutSeconds(seconds, files) {
+  const slowest = Math.max(0, ...files.map((f) => seconds[f] ?? 20));
+  return Math.max(20, Math.ceil(3 * slowest));
+}

@@ -11,10 +11,11 @@ const SCRIPTS = join(process.cwd(), "scripts");
 type Map = Record<string, string[]>;
 type Coverage = { static?: Record<string, number>; perTest?: Record<string, Record<string, number>> };
 type Report = { files: Record<string, { mutants: { id: string; status: string }[] }> };
-const { coverageMap, testsFor, reclassifyUncovered } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
+const { coverageMap, testsFor, reclassifyUncovered, avaTimeoutSeconds } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
   coverageMap: (records: { testFile: string; coverage?: Coverage }[]) => Map;
   testsFor: (map: Map, areaTests: string[], activeMutant: string | undefined) => string[];
   reclassifyUncovered: (report: Report, map: Map) => Report;
+  avaTimeoutSeconds: (seconds: Record<string, number>, files: string[]) => number;
 };
 
 const A = "test/a.test.ts";
@@ -47,6 +48,16 @@ test("stryker coverage › the dispatcher runs the covering files for a mutant, 
   // and with no active mutant (Stryker's dry run) every file of the area runs
   t.deepEqual(testsFor(map, area, undefined), area);
   t.deepEqual(testsFor(map, area, ""), area);
+});
+
+test("stryker coverage › a mutant's AVA timeout is 3 × its slowest covering file's unmutated run, at least 20 s", (t) => {
+  // Given the coverage pass's times: A 0.7 s, B 11.2 s
+  const seconds = { [A]: 0.7, [B]: 11.2 };
+  // When / then: B's run may stall 34 s, A's the 20 s floor, both B's; a file with no time gets 3 × 20 s
+  t.is(avaTimeoutSeconds(seconds, [B]), 34);
+  t.is(avaTimeoutSeconds(seconds, [A]), 20);
+  t.is(avaTimeoutSeconds(seconds, [A, B]), 34);
+  t.is(avaTimeoutSeconds(seconds, ["test/new.test.ts"]), 60);
 });
 
 test("stryker coverage › a survivor no file reached becomes no coverage; killed, timed-out and reached ones keep their status", (t) => {
@@ -88,7 +99,7 @@ test("stryker coverage › the dispatcher exits 0 at once, running nothing, for 
   const sandbox = mkdtempSync(join(tmpdir(), "meshext-stryker-sandbox-"));
   t.teardown(() => rmSync(sandbox, { recursive: true, force: true }));
   mkdirSync(join(sandbox, ".stryker-coverage"));
-  writeFileSync(join(sandbox, ".stryker-coverage", "map.json"), JSON.stringify({ map: { "1": ["test/admin/access.test.ts"] } }));
+  writeFileSync(join(sandbox, ".stryker-coverage", "map.json"), JSON.stringify({ map: { "1": ["test/admin/access.test.ts"] }, seconds: {} }));
   // When the dispatcher runs for mutant 2 (no node_modules here: running AVA would fail)
   const started = Date.now();
   const r = spawnSync(process.execPath, [join(SCRIPTS, "stryker-dispatch.mjs"), "admin"], { cwd: sandbox, env: { ...process.env, __STRYKER_ACTIVE_MUTANT__: "2" }, encoding: "utf8" });
