@@ -1,5 +1,6 @@
 // admin server › the admin router over a real socket: 404 vs 405 (with Allow), the 1 MiB body limit, handler
-// failures as 500 JSON, what a handler is handed, the public /metrics and /ready, close() cutting idle peers, and a peer gone mid-body logged.
+// failures as 500 JSON, what a handler is handed, the public /metrics and /ready, close() cutting idle peers, and a
+// peer gone mid-body logged.
 import test, { type ExecutionContext } from "ava";
 import { connect } from "node:net";
 import { Writable } from "node:stream";
