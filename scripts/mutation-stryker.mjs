@@ -1,6 +1,7 @@
 // `npm run mutation:stryker`: an independent mutation score from StrykerJS, area by area (scripts/stryker-areas.mjs).
 // Stryker's command runner: the area's sources are instrumented once with mutation switching, the sandbox is
-// built once (tsc), then the area's test files run per mutant with __STRYKER_ACTIVE_MUTANT__ set.
+// built once (tsc) and a coverage pass records which test files reach which mutant (scripts/stryker-build.mjs);
+// then per mutant (__STRYKER_ACTIVE_MUTANT__ set) scripts/stryker-dispatch.mjs runs only the files that reach it.
 // Usage: node scripts/mutation-stryker.mjs [--area A[,B]] [--since COMMIT] [--concurrency N]
 //   --area A,B      only these areas (default: all)
 //   --since COMMIT  incremental: only source files changed since COMMIT (committed or not); an area whose
@@ -8,12 +9,14 @@
 //   --concurrency N parallel test runs (default 1: the machine is shared)
 // Reports: mutation-reports/stryker/<area>/index.html and mutation.json (git-ignored). The summary table goes
 // into MUTATION.md between the stryker markers; mutants listed in scripts/stryker-equivalents.json (each with a
-// one-line reason) count as equivalent: out of the score's denominator, shown in their own column.
+// one-line reason) count as equivalent: out of the score's denominator, shown in their own column. A survivor no
+// test file reached in the coverage pass counts as "no coverage" (mutation-reports/stryker/<area>/coverage-map.json).
 import { spawnSync, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { STRYKER_AREAS } from "./stryker-areas.mjs";
+import { reclassifyUncovered } from "./stryker-coverage.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const REPORTS = join(ROOT, "mutation-reports", "stryker");
@@ -61,14 +64,16 @@ function mutateFor(area, changed) {
   return files.length > 0 ? files : undefined;
 }
 
+const coverageMapFile = (name) => join(REPORTS, name, "coverage-map.json");
+
 function strykerConfig(name, area, mutate) {
-  const ava = ["node", "node_modules/ava/entrypoints/cli.mjs", "--fail-fast", ...area.tests].join(" ");
   return {
     $schema: "./node_modules/@stryker-mutator/core/schema/stryker-schema.json",
     testRunner: "command",
-    commandRunner: { command: `CI=1 FORCE_COLOR=0 ${ava}` },
-    // Built once in the sandbox: the instrumented sources compile to dist/ like the real build.
-    buildCommand: `node scripts/stryker-build.mjs ${ROOT}`,
+    // Per mutant: only the test files the coverage pass saw reach it (none: exits 0 at once).
+    commandRunner: { command: `node scripts/stryker-dispatch.mjs ${name}` },
+    // Built once in the sandbox: the instrumented sources compile to dist/ like the real build, then the coverage pass.
+    buildCommand: `node scripts/stryker-build.mjs ${ROOT} ${name} ${coverageMapFile(name)}`,
     mutate,
     disableTypeChecks: "extproc/**/*.ts",
     coverageAnalysis: "off",
@@ -152,8 +157,11 @@ function writeSummary(results) {
     "",
     "Written by `npm run mutation:stryker [-- --area A] [-- --since COMMIT]` (scripts/mutation-stryker.mjs): Stryker's own",
     "mutators over each area's sources, its command runner running the area's test files (scripts/stryker-areas.mjs) per",
-    "mutant. Killed includes timeouts; equivalent mutants are listed with a reason in scripts/stryker-equivalents.json and",
-    "left out of the score. The command runner has no per-test coverage, so no mutant is reported as \"no coverage\".",
+    "mutant. Per-test-file coverage: after the sandbox build, each test file runs once unmutated and the mutant ids it",
+    "reaches are recorded (scripts/stryker-build.mjs); each mutant then runs only the files that reach it",
+    "(scripts/stryker-dispatch.mjs), and a mutant no file reaches is not run and counts as \"no coverage\" (not killed,",
+    "in the score's denominator). Killed includes timeouts; equivalent mutants are listed with a reason in",
+    "scripts/stryker-equivalents.json and left out of the score.",
     `Rows are updated per area; last written at commit ${commit} (HEAD when the run ended), Node ${process.version}, ${new Date().toISOString()}.`,
     "",
     "| area | mutants | killed | survived | no coverage | equivalent | score | s | run |",
@@ -179,6 +187,7 @@ for (const name of areaNames) {
   const configFile = join(REPORTS, name, "stryker.config.json");
   writeFileSync(configFile, JSON.stringify(strykerConfig(name, area, mutate), null, 2));
   console.log(`mutation:stryker: ${name}: ${mutate.join(" ")} with ${area.tests.length} test files`);
+  rmSync(coverageMapFile(name), { force: true }); // written afresh by this run's build step
   const started = Date.now();
   const run = spawnSync(process.execPath, [join(ROOT, "node_modules/@stryker-mutator/core/bin/stryker.js"), "run", configFile], { cwd: ROOT, stdio: "inherit" });
   const seconds = Math.round((Date.now() - started) / 1000);
@@ -188,7 +197,8 @@ for (const name of areaNames) {
     process.exitCode = 1;
     continue;
   }
-  const c = summarise(JSON.parse(readFileSync(reportFile, "utf8")), equivalents);
+  const { map } = JSON.parse(readFileSync(coverageMapFile(name), "utf8"));
+  const c = summarise(reclassifyUncovered(JSON.parse(readFileSync(reportFile, "utf8")), map), equivalents);
   const note = since ? `since ${since}` : "full";
   results.push({ name, row: row(name, c, seconds, note) });
   console.log(`mutation:stryker: ${name}: ${c.killed + c.timeout} of ${c.mutants - c.equivalent} killed (${c.score.toFixed(1)} %), ${c.equivalent} equivalent, ${seconds} s`);

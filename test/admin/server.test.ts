@@ -1,5 +1,6 @@
 // admin server › the admin router over a real socket: 404 vs 405 (with Allow), the 1 MiB body limit, handler
-// failures as 500 JSON, what a handler is handed, the public /metrics and /ready, and close() cutting idle peers.
+// failures as 500 JSON, what a handler is handed, the public /metrics and /ready, close() cutting idle peers, and a
+// peer gone mid-body logged.
 import test, { type ExecutionContext } from "ava";
 import { connect } from "node:net";
 import { Writable } from "node:stream";
@@ -230,4 +231,23 @@ test("admin server › a local route refuses a non-loopback peer with 403 and th
   for (const authorization of ["Bearer ", "Bearer s3cret", "Bearer Stryker was here!"]) {
     t.is((await fetch(`http://${address}:${other.port}/drain`, { method: "POST", headers: { authorization } })).status, 403, authorization);
   }
+});
+
+test("admin server › a peer that goes away mid-body is logged as a failed request, not left pending", async (t) => {
+  // Given a route that reads a body, and a logger we can read
+  const { log, lines } = recordingLogger();
+  const admin = new AdminServer(log);
+  let ran = 0;
+  admin.route("POST", "/drain", () => (ran++, json(202, {})));
+  const { port } = await admin.listen("127.0.0.1:0");
+  t.teardown(() => admin.close(50));
+  // When a peer announces 1000 body bytes, sends 10 and closes its socket
+  const socket = connect(port, "127.0.0.1");
+  await new Promise<void>((r) => socket.once("connect", () => r()));
+  socket.write("POST /drain HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789");
+  await new Promise((r) => setTimeout(r, 200));
+  socket.destroy();
+  // Then the body read fails: logged as a failed admin request, and the handler never ran
+  t.true(await eventually(() => lines().some((l) => l.msg === "admin handler failed" && l.path === "/drain")), "the aborted body is logged");
+  t.is(ran, 0);
 });

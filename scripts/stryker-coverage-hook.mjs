@@ -1,0 +1,22 @@
+// Loaded with --import in every node process of Stryker's coverage pass (scripts/stryker-build.mjs): writes the
+// instrumented code's hit counts (globalThis.__stryker__.mutantCoverage) to STRYKER_COVERAGE_DIR/<pid>.json.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+const dir = process.env.STRYKER_COVERAGE_DIR;
+const testFile = process.env.STRYKER_COVERAGE_TEST;
+if (dir && testFile) {
+  const file = join(dir, `${process.pid}.json`);
+  let written = "";
+  const save = () => {
+    const coverage = globalThis.__stryker__?.mutantCoverage;
+    if (!coverage) return;
+    const text = JSON.stringify({ testFile, coverage });
+    if (text === written) return;
+    writeFileSync(file, text);
+    written = text;
+  };
+  process.on("exit", save);
+  // A process ended by a signal (a test's child killed with SIGTERM/SIGKILL) never reaches "exit": save as it goes.
+  setInterval(save, 250).unref();
+}
