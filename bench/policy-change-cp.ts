@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { rmSync } from "node:fs";
 import { SIDECAR_ENV } from "../extproc/config/runtime.js";
 import { policy, type PolicySetBenchOptions, seedDataDir, send } from "./control-plane-policy-sets.js";
+import { QUIET_MS, settledChange } from "./policy-change.js";
 import { CLIENT_CPU, cpuMsBetween, cpuReading, type JsonLine, onJsonLines, SERVER_CPU, sleep, spawnPinned, stopChild, waitForLine } from "./proc.js";
 import type { BenchRow } from "./report.js";
 import { summarize } from "./stats.js";
@@ -22,8 +23,6 @@ export interface PolicyChangeCpOptions {
 }
 
 const WARMUP = 3;
-/** The change is over when no further "policy set in force" came for this long. */
-const QUIET_MS = 400;
 
 /** A proxy in front of the control plane counting what it answers; `hideFeatures` answers `GET /` without them. */
 export async function countingProxy(target: URL, hideFeatures: boolean) {
@@ -104,6 +103,8 @@ async function measurePath(kind: "set" | "lists", o: PolicyChangeCpOptions, prog
     const pid = sidecar.pid!;
     let generation = 0;
     const put = (j: number) => send(agent, base, "PUT", `/meshes/default/meshtrafficpermissions/p-${j}`, {}, JSON.stringify(policy(j, so, ++generation)));
+    /** The change's end (its last "policy set in force" after line `before`), its CPU and bytes read until then. */
+    const settled = (before: number, timeoutMs: number) => settledChange(() => inForce().slice(before), () => ({ cpu: cpuReading(pid), bytes: proxy!.counts.bytes }), timeoutMs);
     const edit = async (j: number): Promise<Edit> => {
       const before = inForce().length;
       const cpu0 = cpuReading(pid);
@@ -111,16 +112,10 @@ async function measurePath(kind: "set" | "lists", o: PolicyChangeCpOptions, prog
       const writeAt = Date.now();
       const r = await put(j);
       if (r.status !== 200 && r.status !== 201) throw new Error(`bench: PUT p-${j} answered ${r.status}`);
-      for (let waited = 0; waited < 60_000; waited += 5) {
-        const last = inForce().slice(before).at(-1);
-        if (last && Date.now() - last.at >= QUIET_MS) return { ms: last.at - writeAt, cpuMs: cpuMsBetween(cpu0, cpuAt.get(last)!), bytes: bytesAt.get(last)! - bytes0 };
-        if (last && !cpuAt.has(last)) (cpuAt.set(last, cpuReading(pid)), bytesAt.set(last, proxy!.counts.bytes));
-        await sleep(5);
-      }
-      throw new Error(`bench: the edit of p-${j} never came into force at the ${kind} sidecar`);
+      const done = await settled(before, 60_000);
+      if (!done) throw new Error(`bench: the edit of p-${j} never came into force at the ${kind} sidecar`);
+      return { ms: done.at - writeAt, cpuMs: cpuMsBetween(cpu0, done.sample.cpu), bytes: done.sample.bytes - bytes0 };
     };
-    const cpuAt = new WeakMap<object, ReturnType<typeof cpuReading>>();
-    const bytesAt = new WeakMap<object, number>();
     const shards = o.policies / o.selecting;
     progress(`policy change over the control plane (${kind === "set" ? "per-dataplane set" : "full lists"}): ${WARMUP} + ${o.edits} edits`);
     const result: PathResult = { selected: [], otherWoken: [], otherCpuMs: [], startMs };
@@ -149,12 +144,8 @@ async function measurePath(kind: "set" | "lists", o: PolicyChangeCpOptions, prog
       const restartAt = Date.now();
       cp = startCp(dataDirs[1]!, base.host);
       await waitForLine(cp, (l) => l.msg === "control plane listening", 60_000, "control plane restart");
-      for (let waited = 0; waited < 120_000 && !result.fullReload; waited += 5) {
-        const last = inForce().slice(before).at(-1);
-        if (last && Date.now() - last.at >= QUIET_MS) result.fullReload = { ms: last.at - restartAt, cpuMs: cpuMsBetween(cpu0, cpuAt.get(last)!), bytes: NaN };
-        if (last && !cpuAt.has(last)) cpuAt.set(last, cpuReading(pid));
-        await sleep(5);
-      }
+      const done = await settled(before, 120_000);
+      if (done) result.fullReload = { ms: done.at - restartAt, cpuMs: cpuMsBetween(cpu0, done.sample.cpu), bytes: NaN };
       if (!result.fullReload) throw new Error("bench: the lists sidecar never put the changed set in force");
     }
     return result;

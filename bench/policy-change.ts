@@ -6,7 +6,7 @@ import { writeFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { policyDoc, policyFiles, replacePolicyFiles } from "./policy-files.js";
-import { type CpuReading, cpuMsBetween, cpuReading, sleep } from "./proc.js";
+import { cpuMsBetween, cpuReading, sleep } from "./proc.js";
 import type { BenchRow } from "./report.js";
 import { DEBOUNCE_MS } from "../extproc/policy-source/dir-source.js";
 import { startSidecarProc, type ServerProc } from "./servers.js";
@@ -35,32 +35,37 @@ export const QUIET_MS = 400;
 export const WARMUP_EDITS = 3;
 
 /**
+ * Waits until `hits()` (log lines seen after a change, oldest first) has a last line with none after it for
+ * QUIET_MS, and returns that line, how many there were, and `sample()` as taken when that line was first seen
+ * (the change's CPU, say, not the quiet wait's). Undefined after `timeoutMs`.
+ */
+export async function settledChange<S>(hits: () => ReadonlyArray<{ at: number }>, sample: () => S, timeoutMs: number): Promise<{ at: number; count: number; sample: S } | undefined> {
+  const samples = new WeakMap<object, S>();
+  for (let waited = 0; waited < timeoutMs; waited += 5) {
+    const seen = hits();
+    const last = seen[seen.length - 1];
+    if (last && !samples.has(last)) samples.set(last, sample());
+    if (last && Date.now() - last.at >= QUIET_MS) return { at: last.at, count: seen.length, sample: samples.get(last)! };
+    await sleep(5);
+  }
+  return undefined;
+}
+
+/**
  * Waits for the `msg` log lines after the write ("policy set in force"; "policy files read" for an edit that
  * changes nothing this dataplane holds, so nothing is put in force) until none came for QUIET_MS; the change
  * counts until the last of them (the whole write in force), CPU as well (bench/proc.ts cpuMsBetween).
  */
 async function measure(s: ServerProc, write: () => void, msg = "policy set in force"): Promise<Change> {
-  const count = () => s.lines.filter((l) => l.line.msg === msg).length;
-  const before = count();
+  const before = s.lines.filter((l) => l.line.msg === msg).length;
   await sleep(300); // the previous change's tail (logging) is over
   const cpu0 = cpuReading(s.pid);
   const writeAt = Date.now();
   write();
-  for (let waited = 0; waited < 120_000; waited += 5) {
-    const hits = s.lines.filter((l) => l.line.msg === msg).slice(before);
-    const last = hits[hits.length - 1];
-    if (last && Date.now() - last.at >= QUIET_MS) {
-      const cpuMs = cpuMsBetween(cpu0, lastCpu.get(last) ?? cpuReading(s.pid));
-      return { ms: last.at - writeAt, cpuMs, steps: hits.length };
-    }
-    // CPU read as soon as a line is seen (then the rest is logging and the quiet wait).
-    if (last && !lastCpu.has(last)) lastCpu.set(last, cpuReading(s.pid));
-    await sleep(5);
-  }
-  throw new Error("bench: policy change never came into force");
+  const done = await settledChange(() => s.lines.filter((l) => l.line.msg === msg).slice(before), () => cpuReading(s.pid), 120_000);
+  if (!done) throw new Error("bench: policy change never came into force");
+  return { ms: done.at - writeAt, cpuMs: cpuMsBetween(cpu0, done.sample), steps: done.count };
 }
-
-const lastCpu = new WeakMap<object, CpuReading>();
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);

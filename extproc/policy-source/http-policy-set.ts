@@ -60,13 +60,14 @@ export class PolicySetReader {
 
   private async isOffered(signal: AbortSignal): Promise<boolean> {
     if (this.offered !== undefined) return this.offered;
-    const res = await this.client.request(new URL(`${this.opts.baseUrl}/`), {}, this.timeoutMs(), signal);
+    const rootUrl = new URL(`${this.opts.baseUrl}/`);
+    const res = await this.client.request(rootUrl, {}, this.timeoutMs(), signal);
     if (res.status !== 200) {
       res.discard();
       return (this.offered = false); // no Kuma API root here: a Kuma-compatible server with lists only
     }
     const rootBudget = { left: 1 << 20, limit: 1 << 20 };
-    const root = await readLimited(res, new URL(`${this.opts.baseUrl}/`), rootBudget)
+    const root = await readLimited(res, rootUrl, rootBudget)
       .then((text) => JSON.parse(text) as { features?: unknown } | undefined)
       .catch((err: unknown) => {
         if (signal.aborted) throw err;
@@ -134,10 +135,11 @@ export class PolicySetReader {
     const url = this.url();
     url.searchParams.set("wait", `${Math.round(waitMs)}ms`);
     const res = await this.client.request(url, { "if-none-match": etag }, waitMs + this.timeoutMs(), signal);
-    if (res.status !== 200) res.discard();
-    if (res.status === 304) return { outcome: "unchanged" };
-    if (res.status === 404) return { outcome: "changed" };
-    if (res.status !== 200) throw classify(res, `GET ${url.pathname} (watch)`);
+    if (res.status === 304 || res.status === 404) {
+      res.discard();
+      return { outcome: res.status === 304 ? "unchanged" : "changed" };
+    }
+    if (res.status !== 200) throw classify(res, `GET ${url.pathname} (watch)`); // it drops the body
     if (res.headers.get("etag") === etag) {
       res.discard();
       return { outcome: "unsupported" };

@@ -153,7 +153,11 @@ export class HttpPolicySource implements PolicySource {
   /** This dataplane's own set, applied; its ETag to long-poll on, undefined when the full lists must be read. */
   private async readSet(): Promise<Map<string, string> | undefined> {
     const set = await this.sets?.read(this.inflight.signal, syncBudget(this.opts.maxListBytes));
-    if (!set) return undefined;
+    return set ? this.applySet(set) : undefined;
+  }
+
+  /** Applies this dataplane's set as read or as a long-poll brought it; its ETag, to long-poll on next. */
+  private applySet(set: { items: Resource[]; etag: string }): Map<string, string> {
     this.applyIfChanged(set.items);
     this.recordSuccess();
     this.status.mode = "long-poll";
@@ -202,11 +206,7 @@ export class HttpPolicySource implements PolicySource {
   /** The long-poll on this dataplane's set; a new set it brings is applied here, and its ETag kept for the next round. */
   private async waitForSet(etag: string, waitMs: number, signal: AbortSignal): Promise<"changed" | "unchanged" | "unsupported"> {
     const r = await this.sets!.waitForChange(etag, waitMs, signal, syncBudget(this.opts.maxListBytes));
-    if (r.set) {
-      this.applyIfChanged(r.set.items);
-      this.recordSuccess();
-      this.watchedSet = new Map([[POLICY_SET_WATCH, r.set.etag]]);
-    }
+    if (r.set) this.watchedSet = this.applySet(r.set);
     return r.outcome;
   }
 
