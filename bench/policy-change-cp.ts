@@ -24,6 +24,9 @@ export interface PolicyChangeCpOptions {
 
 const WARMUP = 3;
 
+/** Node flags for the sidecars, from MESHEXT_BENCH_SIDECAR_NODE_FLAGS (say "--trace-gc" or "--cpu-prof --cpu-prof-dir=DIR"). */
+const sidecarNodeFlags = () => (process.env.MESHEXT_BENCH_SIDECAR_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+
 /** A proxy in front of the control plane counting what it answers; `hideFeatures` answers `GET /` without them. */
 export async function countingProxy(target: URL, hideFeatures: boolean) {
   const counts = { bytes: 0, answered200: 0 };
@@ -87,8 +90,10 @@ async function measurePath(kind: "set" | "lists", o: PolicyChangeCpOptions, prog
     const base = new URL(String((await waitForLine(cp, (l) => l.msg === "control plane listening", 60_000, "control plane start")).url));
     proxy = await countingProxy(base, kind === "lists");
     const t0 = Date.now();
-    sidecar = spawnPinned(SERVER_CPU, process.execPath, ["dist/extproc/cli.js", "sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--control-plane", proxy.url,
+    sidecar = spawnPinned(SERVER_CPU, process.execPath, [...sidecarNodeFlags(), "dist/extproc/cli.js", "sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--control-plane", proxy.url,
       "--dataplane-name", "dp-0", "--dataplane-tags", "kuma.io/service=svc-0,shard=s-0", "--log-level", "info", "--drain-min", "0", "--drain-time", "200"], SIDECAR_ENV);
+    // With Node flags (--trace-gc, say), what the sidecar prints that is not a log line goes to stderr.
+    if (sidecarNodeFlags().length > 0) sidecar.stdout!.on("data", (d: Buffer) => process.stderr.write(d.toString().split("\n").filter((l) => l && !l.startsWith("{")).map((l) => `[sidecar ${kind}] ${l}\n`).join("")));
     const lines: Array<{ at: number; line: JsonLine }> = [];
     onJsonLines(sidecar, (line) => lines.push({ at: Date.now(), line }));
     const inForce = () => lines.filter((l) => l.line.msg === "policy set in force");

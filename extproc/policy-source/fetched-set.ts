@@ -7,7 +7,7 @@ import type { KumaVersion } from "../policy/model/kuma-version.js";
 import type { Policy } from "../policy/documents/parse.js";
 import type { MeshResources } from "../policy/documents/resources.js";
 import { keepLastGoodBy, kindAndName, withFailClosedMeshes } from "./last-good.js";
-import { mergeResources, type RejectedItem, stripVolatile, validateFetched, withoutTooDeepItems } from "./resource-set.js";
+import { mergeResources, nestsDeeperThan, type RejectedItem, stripVolatile, validateFetched, withoutTooDeepItems } from "./resource-set.js";
 import { ValidationMemo } from "./validation-memo.js";
 
 export interface NextSet {
@@ -22,6 +22,7 @@ export interface NextSet {
 }
 
 const itemKey = (item: Resource) => kindAndName(item.type, item.name);
+const TOO_DEEP = Symbol("too deep");
 
 export class FetchedSet {
   /** The items in force, by kind/name. */
@@ -30,7 +31,21 @@ export class FetchedSet {
   /** Validation results of the last batch's items, reused for the items a change left as they were. */
   readonly memo = new ValidationMemo();
 
+  /**
+   * Each item object's text (volatile fields left out), or TOO_DEEP: a source that hands over the same object for
+   * an item served as it was (http-policy-set.ts) has it read once. Items are never changed once fetched.
+   */
+  private readonly readings = new WeakMap<object, string | typeof TOO_DEEP>();
+
   constructor(private readonly mesh: string) {}
+
+  private reading(item: Resource): string | typeof TOO_DEEP {
+    const known = typeof item === "object" && item !== null ? this.readings.get(item) : undefined;
+    if (known !== undefined) return known;
+    const reading = nestsDeeperThan(item) ? TOO_DEEP : JSON.stringify(stripVolatile(item));
+    if (typeof item === "object" && item !== null) this.readings.set(item, reading);
+    return reading;
+  }
 
   /** Forgets the fingerprint: the next batch is applied even if unchanged. */
   forget(): void {
@@ -39,10 +54,10 @@ export class FetchedSet {
 
   /** The set to apply for `all`, or undefined when it is the batch in force (volatile fields aside). */
   next(all: Resource[], kumaVersion: KumaVersion | undefined, sourceOf: (item: Resource) => string): NextSet | undefined {
-    const { items, rejected: deepRejected } = withoutTooDeepItems(all);
+    const { items, rejected: deepRejected } = withoutTooDeepItems(all, (item) => this.reading(item) === TOO_DEEP);
     // Each item's text (no volatile fields) makes the set's fingerprint and keys its validation memo. JSON text
     // holds no raw newline, so one separates the texts.
-    const texts = items.map((item) => JSON.stringify(stripVolatile(item)));
+    const texts = items.map((item) => this.reading(item) as string);
     const hash = createHash("sha256");
     for (const text of texts) hash.update(text).update("\n");
     const fingerprint = hash.update(JSON.stringify(deepRejected)).digest("hex");

@@ -7,8 +7,8 @@ import type { Logger } from "../log.js";
 import { dataplaneFromObject, type Dataplane } from "../policy/documents/dataplane.js";
 import type { KumaVersion } from "../policy/model/kuma-version.js";
 import type { HttpReply } from "./http-get.js";
+import { arrayElements, objectMembers } from "./json-slices.js";
 import { classify, type KumaClient, readLimited, SyncError, type SyncBudget } from "./kuma-client.js";
-
 
 /** The key of the set's ETag among the list ETags a sync returns. */
 export const POLICY_SET_WATCH = "_policy-set";
@@ -100,7 +100,7 @@ export class PolicySetReader {
     const etag = res.headers.get("etag") ?? "";
     let body: { dataplane?: unknown; items?: unknown };
     try {
-      body = JSON.parse(await readLimited(res, url, budget)) as typeof body;
+      body = this.parseSet(await readLimited(res, url, budget));
     } catch (err) {
       if (err instanceof SyncError) throw err;
       throw new SyncError(err instanceof SyntaxError ? "bad_response" : "network", `${url.pathname}: could not read the policy set: ${(err as Error).message}`);
@@ -117,6 +117,34 @@ export class PolicySetReader {
     this.warnedMismatch = false;
     return { items: body.items as Resource[], etag };
   }
+
+  /**
+   * The answer as JSON.parse reads it, except that an item served with the same text as in the last answer is
+   * the object parsed then (nothing reads it again: fetched-set.ts keeps its reading by object).
+   */
+  private parseSet(text: string): { dataplane?: unknown; items?: unknown } {
+    const members = objectMembers(text);
+    const rawItems = members?.get("items");
+    const elements = rawItems === undefined ? undefined : arrayElements(rawItems);
+    if (!members || !elements) return JSON.parse(text) as { dataplane?: unknown; items?: unknown };
+    let dataplane: unknown;
+    for (const [name, raw] of members) {
+      if (name === "items") continue;
+      const value: unknown = JSON.parse(raw); // every member is parsed: a body JSON.parse refuses is refused here too
+      if (name === "dataplane") dataplane = value;
+    }
+    const parsed = new Map<string, unknown>();
+    const items = elements.map((raw) => {
+      const item = parsed.get(raw) ?? this.lastItems.get(raw) ?? JSON.parse(raw);
+      parsed.set(raw, item);
+      return item;
+    });
+    this.lastItems = parsed;
+    return { dataplane, items };
+  }
+
+  /** The last answer's items by their text. */
+  private lastItems = new Map<string, unknown>();
 
   /** Whether the control plane's Dataplane selects as ours: read as the engine's, or as the resource we registered. */
   private isOurs(served: Dataplane): boolean {

@@ -94,10 +94,10 @@ export const MAX_ITEM_DEPTH = 64;
 
 /**
  * An item nested deeper than any policy is rejected before anything walks it recursively (hashing, validation):
- * one such item must not fail the whole sync. The others, and the rejections.
+ * one such item must not fail the whole sync. The others, and the rejections (`isTooDeep` may answer from a memo).
  */
-export function withoutTooDeepItems(all: Resource[]): { items: Resource[]; rejected: RejectedItem[] } {
-  const tooDeep = all.filter((item) => nestsDeeperThan(item));
+export function withoutTooDeepItems(all: Resource[], isTooDeep: (item: Resource) => boolean = (item) => nestsDeeperThan(item)): { items: Resource[]; rejected: RejectedItem[] } {
+  const tooDeep = all.filter(isTooDeep);
   if (tooDeep.length === 0) return { items: all, rejected: [] };
   return {
     items: all.filter((item) => !tooDeep.includes(item)),

@@ -17,7 +17,7 @@ const mtp = (i: number, allow = `client-${i}`) => ({
   spec: { targetRef: { kind: "MeshService", name: "svc-a" }, from: [{ targetRef: { kind: "MeshService", name: allow }, default: { action: "Allow" } }] },
 });
 
-test("incremental apply › given a source on its own set, when one of 30 policies is edited, then one item is validated, the rest reuse their policy objects, and the set comes in the long-poll's answer", async (t) => {
+test("incremental apply › given a source on its own set, when one of 30 policies is edited, then one item is parsed and validated, the rest reuse their objects, and the set comes in the long-poll's answer", async (t) => {
   const { cp } = await controlPlaneFor(t);
   await call(cp.url, "PUT", "/meshes/default/dataplanes/a", dpDoc);
   for (let i = 0; i < 30; i++) await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/p-${i}`, mtp(i));
@@ -36,6 +36,7 @@ test("incremental apply › given a source on its own set, when one of 30 polici
       .filter((l) => l.startsWith("meshext_control_plane_http_request_duration_seconds_count{") && l.includes("policy-set") && l.includes('status="200"'))
       .reduce((n, l) => n + Number(l.split(" ").at(-1)), 0);
   const servedBefore = await setGets();
+  const itemsBefore = new Map(source.held.inForceItems);
   // when p-7 now allows another client
   await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/p-7", mtp(7, "ops"));
   t.true(await eventually(() => applied.length === 2, 5000));
@@ -47,6 +48,12 @@ test("incremental apply › given a source on its own set, when one of 30 polici
   for (const p of second) {
     if (p.name === "p-7") t.not<unknown, unknown>(p, first.get("p-7"));
     else t.is<unknown, unknown>(p, first.get(p.name), `${p.name} reused`);
+  }
+  // and the items served as they were are the objects read from the first answer: not parsed again
+  t.is(source.held.inForceItems.size, 30);
+  for (const [key, item] of source.held.inForceItems) {
+    if (key.endsWith("p-7")) t.not<unknown, unknown>(item, itemsBefore.get(key));
+    else t.is<unknown, unknown>(item, itemsBefore.get(key), `${key} not parsed again`);
   }
   // and the set was not fetched again after the long-poll answered with it
   await new Promise((r) => setTimeout(r, 200));

@@ -81,8 +81,14 @@ export function buildFromPlan(kind: PolicyType, sorted: Policy[], grouping?: Gro
   return plan;
 }
 
+/** Each grouping's tag values: groupSubsets answers the same input with the same groups, so its answer keys them. */
+const tagValuesOfGroups = new WeakMap<object, Array<Map<string, Set<string>>>>();
+
 function cliqueTagValues(items: readonly FromItem[], grouping: GroupingRules): Array<Map<string, Set<string>>> {
-  return groupSubsets(items.map((i) => i.subset), grouping).map((group) => {
+  const groups = groupSubsets(items.map((i) => i.subset), grouping);
+  const known = tagValuesOfGroups.get(groups);
+  if (known) return known;
+  const perGroup = groups.map((group) => {
     const values = new Map<string, Set<string>>();
     for (const t of group.flatMap((i) => items[i]!.subset)) {
       if (!values.has(t.key)) values.set(t.key, new Set());
@@ -90,6 +96,8 @@ function cliqueTagValues(items: readonly FromItem[], grouping: GroupingRules): A
     }
     return values;
   });
+  tagValuesOfGroups.set(groups, perGroup);
+  return perGroup;
 }
 
 /**

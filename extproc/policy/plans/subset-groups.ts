@@ -19,7 +19,22 @@ export function groupingOf(traits: Pick<VersionTraits, "fromRulesCliques" | "sub
 /** Above this many items, cliques are not enumerated (the components, a superset of each clique, stand in). */
 export const MAX_CLIQUE_ITEMS = 64;
 
-export function groupSubsets(subsets: readonly (readonly Tag[])[], rules: GroupingRules): number[][] {
+/** Groupings recently computed, by their input as text: an edit that leaves every subset as it was regroups nothing. */
+const recentGroupings = new Map<string, ReadonlyArray<readonly number[]>>();
+const RECENT_GROUPINGS = 256;
+
+/** The groups (item ids ascending, in Kuma's order); the answer for a given input is computed once and shared (read-only). */
+export function groupSubsets(subsets: readonly (readonly Tag[])[], rules: GroupingRules): ReadonlyArray<readonly number[]> {
+  const key = JSON.stringify([rules.cliques, rules.intersectFixed, subsets.map((s) => s.map((t) => [t.not, t.key, t.value]))]);
+  const known = recentGroupings.get(key);
+  if (known) return known;
+  const groups = computeGroups(subsets, rules);
+  if (recentGroupings.size >= RECENT_GROUPINGS) recentGroupings.clear();
+  recentGroupings.set(key, groups);
+  return groups;
+}
+
+function computeGroups(subsets: readonly (readonly Tag[])[], rules: GroupingRules): number[][] {
   const n = subsets.length;
   const intersects = rules.intersectFixed ? intersect : intersectBeforeFix;
   const adjacent: Array<Set<number>> = subsets.map(() => new Set());
