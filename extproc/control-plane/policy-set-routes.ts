@@ -1,12 +1,13 @@
 // `GET /meshes/{mesh}/dataplanes/{name}/_policy-set`: one registered Dataplane's own policy set (policy-sets.ts),
 // with its ETag and the same `If-None-Match` + `?wait=` long-poll as the lists, woken only when that set changes.
-// Not a Kuma endpoint: the sidecar finds it in `GET /` (`features`) and otherwise reads the full lists.
+// Not a Kuma endpoint: the sidecar finds it in `GET /` (`features`) and otherwise reads the full lists. A sidecar
+// holding the set a change replaced may ask for only what changed (DELTA_REQUEST_HEADER in kuma-rest/features.ts).
 import { ApiError } from "./problems.js";
 import { header } from "./paging.js";
 import { policySetKey } from "./policy-sets.js";
 import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
 import { parseWaitMs, renderWhenChanged } from "./watch.js";
-
+import { DELTA_BASE_HEADER, DELTA_REQUEST_HEADER } from "../kuma-rest/features.js";
 
 export async function dataplanePolicySet(ctx: RouteContext, req: ApiRequest, mesh: string, name: string): Promise<ApiReply> {
   const waitMs = parseWaitMs(req.url.searchParams.get("wait"));
@@ -19,5 +20,10 @@ export async function dataplanePolicySet(ctx: RouteContext, req: ApiRequest, mes
   const key = policySetKey(mesh, name);
   const { view, notModified } = await renderWhenChanged(key, render, header(req, "if-none-match"), waitMs, ctx.notifier, req.abandoned);
   if (notModified) return { status: 304, headers: { etag: view.etag } };
+  // A sidecar that holds the set this one replaced (its one ETag, exactly) may take only what changed.
+  const held = header(req, "if-none-match")?.trim().replace(/^W\//, "");
+  if (view.previous && view.delta && header(req, DELTA_REQUEST_HEADER) !== undefined && held === view.previous.etag) {
+    return { status: 200, headers: { etag: view.etag, [DELTA_BASE_HEADER]: view.previous.etag }, bytes: view.delta() };
+  }
   return { status: 200, headers: { etag: view.etag }, bytes: view.bytes };
 }

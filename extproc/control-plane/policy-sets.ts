@@ -8,6 +8,7 @@ import { validatePolicyObject, type Policy } from "../policy/documents/parse.js"
 import { matchingIdentities } from "../policy/documents/mesh-identity.js";
 import { resourceFromObject } from "../policy/documents/resources.js";
 import { selectForDataplane } from "../policy/selection/select.js";
+import { deltaItemKey } from "../kuma-rest/features.js";
 import type { ResourceStore, StoreChange } from "./store.js";
 import { type ChangeNotifier, etagOf } from "./watch.js";
 
@@ -36,11 +37,21 @@ interface RenderedSet {
   resourcesVersion: number;
   etag: string;
   bytes: Buffer;
+  /** Every item served (policies, then resources), as stored objects: a write stores a new object. */
+  items: Resource[];
+  /** The set this one replaced, for answers relative to it (a sidecar holding that set). */
+  previous?: { etag: string; items: ReadonlySet<Resource> };
+  /** The answer relative to `previous`, rendered on first use. */
+  deltaBytes?: Buffer;
+  delta?: () => Buffer;
 }
 
 export interface PolicySetView {
   etag: string;
   bytes: Buffer;
+  /** The set this one replaced, and the answer relative to it (features.ts DELTA_REQUEST_HEADER). */
+  previous?: { etag: string };
+  delta?: () => Buffer;
 }
 
 const itemKey = (kind: string, name: string) => `${kind}/${name}`;
@@ -51,6 +62,8 @@ export class PolicySetIndex {
   private readonly resourcesVersions = new Map<string, number>();
   /** mesh/name → rendered set. */
   private readonly sets = new Map<string, RenderedSet>();
+  /** Sets dropped to be selected again, kept until then as the base of the next one's answer relative to them. */
+  private readonly dropped = new Map<string, RenderedSet>();
   /** Sets rendered (selection run) so far: meshext_control_plane_policy_set_renders_total. */
   renders = 0;
 
@@ -68,7 +81,7 @@ export class PolicySetIndex {
     const cached = this.sets.get(id);
     if (cached) {
       if (cached.resourcesVersion === this.resourcesVersion(mesh)) return cached;
-      return this.remember(id, this.render(mesh, cached.document, cached.dataplane, cached.policyItems, cached.keys));
+      return this.remember(id, this.render(mesh, cached.document, cached.dataplane, cached.policyItems, cached.keys, cached));
     }
     const stored = this.store.get(DATAPLANE_TYPE.kind, mesh, name);
     const dataplane = stored ? dataplaneFromObject(stored, this.kumaVersion).dataplane : undefined;
@@ -82,7 +95,27 @@ export class PolicySetIndex {
     const rejected = entries.filter((e) => !e.policy).map((e) => e.item);
     const items = [...kept, ...rejected];
     const { status: _status, ...document } = stored!;
-    return this.remember(id, this.render(mesh, document as Resource, dataplane, items, new Set(items.map((i) => itemKey(i.type, i.name)))));
+    const replaced = this.dropped.get(id);
+    this.dropped.delete(id);
+    return this.remember(id, this.render(mesh, document as Resource, dataplane, items, new Set(items.map((i) => itemKey(i.type, i.name))), replaced));
+  }
+
+  /** `set` as an answer to a sidecar holding the set it replaced: the items left as they were by key only. */
+  private deltaAnswer(set: RenderedSet): Buffer {
+    if (!set.deltaBytes) {
+      const before = set.previous?.items ?? new Set<Resource>();
+      const items = set.items.map((item) => (before.has(item) ? deltaItemKey(item.type, item.name) : item));
+      set.deltaBytes = Buffer.from(JSON.stringify({ dataplane: set.document, total: this.entries(set.dataplane.mesh).size, items }) + "\n");
+    }
+    return set.deltaBytes;
+  }
+
+  private drop(id: string): void {
+    const set = this.sets.get(id);
+    if (!set) return;
+    this.sets.delete(id);
+    if (!this.dropped.has(id) && this.dropped.size >= MAX_SETS) this.dropped.delete(this.dropped.keys().next().value!);
+    this.dropped.set(id, set);
   }
 
   private remember(id: string, set: RenderedSet): RenderedSet {
@@ -91,7 +124,7 @@ export class PolicySetIndex {
     return set;
   }
 
-  private render(mesh: string, document: Resource, dataplane: Dataplane, policyItems: Resource[], keys: Set<string>): RenderedSet {
+  private render(mesh: string, document: Resource, dataplane: Dataplane, policyItems: Resource[], keys: Set<string>, replaced?: RenderedSet): RenderedSet {
     this.renders++;
     const storedMesh = this.store.getGlobal(MESH_TYPE.kind, mesh);
     const resources = [...SERVICE_TYPES.flatMap((t) => this.store.list(t.kind, mesh)), ...this.identityItems(mesh, dataplane), ...(storedMesh ? [storedMesh as Resource] : [])];
@@ -99,7 +132,11 @@ export class PolicySetIndex {
     const etag = etagOf(items);
     const body = { dataplane: document, total: this.entries(mesh).size, items };
     const bytes = Buffer.from(JSON.stringify(body, null, 2) + "\n");
-    return { dataplane, document, keys, policyItems, resourcesVersion: this.resourcesVersion(mesh), etag, bytes };
+    const set: RenderedSet = { dataplane, document, keys, policyItems, resourcesVersion: this.resourcesVersion(mesh), etag, bytes, items };
+    // An answer relative to the set replaced, when it differs (a re-render to the same ETag keeps the older base).
+    const previous = replaced && replaced.etag !== etag ? { etag: replaced.etag, items: new Set(replaced.items) } : replaced?.previous;
+    if (previous) (set.previous = previous), (set.delta = () => this.deltaAnswer(set));
+    return set;
   }
 
   /**
@@ -150,7 +187,7 @@ export class PolicySetIndex {
       const stored = this.store.get(DATAPLANE_TYPE.kind, mesh, change.name);
       const now = stored ? dataplaneFromObject(stored, this.kumaVersion).dataplane : undefined;
       if (now && JSON.stringify(now) === JSON.stringify(this.sets.get(id)?.dataplane)) return;
-      this.sets.delete(id);
+      this.drop(id);
       this.notifier.touch(policySetKey(mesh, change.name));
       return;
     }
@@ -178,7 +215,7 @@ export class PolicySetIndex {
       const keys = new Set(set.keys);
       if (has) keys.add(key);
       else keys.delete(key);
-      this.sets.set(id, this.render(mesh, set.document, set.dataplane, items, keys));
+      this.sets.set(id, this.render(mesh, set.document, set.dataplane, items, keys, set));
       this.notifier.touch(policySetKey(mesh, id.slice(mesh.length + 1)));
     }
   }
@@ -192,7 +229,7 @@ export class PolicySetIndex {
     for (const [id, set] of this.sets) {
       if (!id.startsWith(prefix)) continue;
       if (affected && !affected(set)) continue;
-      if (affected) this.sets.delete(id);
+      if (affected) this.drop(id);
       this.notifier.touch(policySetKey(mesh, id.slice(prefix.length)));
     }
   }

@@ -1,7 +1,8 @@
 // The embedded control plane's per-dataplane policy set (`GET /meshes/{mesh}/dataplanes/{name}/_policy-set`):
 // found through `features` in `GET /`, read instead of the full lists while the Dataplane the control plane
 // holds reads exactly as this sidecar's own (else its selection could miss a policy), long-polled on its ETag.
-import { POLICY_SET_FEATURE } from "../kuma-rest/features.js";
+// A long-poll on the set it holds asks for only what changed (kuma-rest/features.ts DELTA_REQUEST_HEADER).
+import { DELTA_BASE_HEADER, DELTA_REQUEST_HEADER, deltaItemKey, POLICY_SET_FEATURE } from "../kuma-rest/features.js";
 import type { Resource } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
 import { dataplaneFromObject, type Dataplane } from "../policy/documents/dataplane.js";
@@ -106,17 +107,40 @@ export class PolicySetReader {
       throw new SyncError(err instanceof SyntaxError ? "bad_response" : "network", `${url.pathname}: could not read the policy set: ${(err as Error).message}`);
     }
     if (!body || !Array.isArray(body.items) || !etag) throw new SyncError("bad_response", `${url.pathname}: expected {dataplane, items} with an ETag`);
+    const base = res.headers.get(DELTA_BASE_HEADER);
+    const items = base === null ? (body.items as Resource[]) : this.resolveDelta(body.items, base, url);
     const served = dataplaneFromObject(body.dataplane, this.opts.kumaVersion).dataplane;
     if (!served || !this.isOurs(served)) {
       if (!this.warnedMismatch) {
         this.warnedMismatch = true;
         this.opts.log.warn("the control plane holds this Dataplane with other tags, labels or inbounds than the sidecar's own: reading the full lists");
       }
+      this.held = undefined;
       return undefined;
     }
     this.warnedMismatch = false;
-    return { items: body.items as Resource[], etag };
+    this.held = { etag, byKey: new Map(items.flatMap((item) => (typeof item?.type === "string" && typeof item.name === "string" ? [[deltaItemKey(item.type, item.name), item] as const] : []))) };
+    return { items, etag };
   }
+
+  /**
+   * The items of an answer relative to the set held (base: its ETag): an item left as it was comes as its key
+   * and is the object held. An answer this sidecar cannot resolve is refused, and the next one asked for in full.
+   */
+  private resolveDelta(items: unknown[], base: string, url: URL): Resource[] {
+    const held = this.held;
+    this.held = undefined; // set again once this answer is taken
+    if (!held || held.etag !== base) throw new SyncError("bad_response", `${url.pathname}: an answer relative to a set this sidecar does not hold (${base})`);
+    return items.map((item) => {
+      if (typeof item !== "string") return item as Resource;
+      const kept = held.byKey.get(item);
+      if (!kept) throw new SyncError("bad_response", `${url.pathname}: an answer relative to the set held names ${item}, which it does not hold`);
+      return kept;
+    });
+  }
+
+  /** The set last returned, by item key, for answers relative to it. */
+  private held: { etag: string; byKey: Map<string, Resource> } | undefined;
 
   /**
    * The answer as JSON.parse reads it, except that an item served with the same text as in the last answer is
@@ -162,7 +186,8 @@ export class PolicySetReader {
   async waitForChange(etag: string, waitMs: number, signal: AbortSignal, budget: SyncBudget): Promise<{ outcome: "changed" | "unchanged" | "unsupported"; set?: { items: Resource[]; etag: string } }> {
     const url = this.url();
     url.searchParams.set("wait", `${Math.round(waitMs)}ms`);
-    const res = await this.client.request(url, { "if-none-match": etag }, waitMs + this.timeoutMs(), signal);
+    const asksDelta = this.held?.etag === etag;
+    const res = await this.client.request(url, { "if-none-match": etag, ...(asksDelta ? { [DELTA_REQUEST_HEADER]: "1" } : {}) }, waitMs + this.timeoutMs(), signal);
     if (res.status === 304 || res.status === 404) {
       res.discard();
       return { outcome: res.status === 304 ? "unchanged" : "changed" };

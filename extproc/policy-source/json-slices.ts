@@ -24,12 +24,16 @@ function skipSpace(text: string, i: number): number {
 
 /** The index just past the string starting at `i` (a quote), or -1 when it does not end. */
 function stringEnd(text: string, i: number): number {
-  for (let j = i + 1; j < text.length; j++) {
-    const c = text.charCodeAt(j);
-    if (c === BACKSLASH) j++;
-    else if (c === QUOTE) return j + 1;
+  // From quote to quote (indexOf, not a loop over every character): a quote ends the string unless an odd
+  // number of backslashes comes right before it.
+  for (let from = i + 1; ; ) {
+    const quote = text.indexOf('"', from);
+    if (quote < 0) return -1;
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    from = quote + 1;
   }
-  return -1;
 }
 
 /** The index just past the value starting at `i` (no space before it), or -1 when its brackets never close. */

@@ -89,6 +89,58 @@ test("policy set › a Mesh change reaches every set; re-registering a Dataplane
   t.deepEqual(names((await call(cp.url, "GET", "/meshes/default/dataplanes/a/_policy-set")).body), ["Mesh/default", "MeshTrafficPermission/on-b"]);
 });
 
+test("policy set › given a sidecar holding its set, when one policy changes, then asking for the change alone brings that policy in full and the others by key, relative to the set held", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  await call(cp.url, "PUT", "/meshes/default/dataplanes/a", dataplane("a", "svc-a"));
+  for (const p of [onService("on-a", "svc-a"), meshWide]) await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/${p.name}`, p);
+  await call(cp.url, "PUT", "/meshes/default", { type: "Mesh", name: "default" });
+  const first = await call(cp.url, "GET", "/meshes/default/dataplanes/a/_policy-set");
+  const held = first.headers.get("etag")!;
+  const path = "/meshes/default/dataplanes/a/_policy-set";
+  // when on-a is edited while the sidecar long-polls on the set it holds, asking for the change alone
+  const polled = fetch(`${cp.url}${path}?wait=5s`, { headers: { "if-none-match": held, "x-meshext-policy-set-delta": "1" } });
+  await sleep(100);
+  await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/on-a", onService("on-a", "svc-a", "Allow"));
+  const delta = await polled;
+  // then the answer is relative to the set held: on-a in full, the policy and the Mesh left as they were by key
+  t.is(delta.status, 200);
+  t.is(delta.headers.get("x-meshext-policy-set-base"), held);
+  const body = (await delta.json()) as { dataplane: { name: string }; total: number; items: unknown[] };
+  const full = await call(cp.url, "GET", path);
+  t.is(delta.headers.get("etag"), full.headers.get("etag"));
+  t.is(body.dataplane.name, "a");
+  t.is(body.total, full.body.total);
+  const fullItems = full.body.items as Array<{ type: string; name: string }>;
+  t.deepEqual(
+    body.items,
+    fullItems.map((i) => (i.name === "on-a" ? i : `${i.type}/${i.name}`)),
+  );
+  // and without the header, or from a set it does not hold, a sidecar gets the set in full
+  for (const headers of [{ "if-none-match": held }, { "if-none-match": '"elsewhere"', "x-meshext-policy-set-delta": "1" }] as Array<Record<string, string>>) {
+    const answer = await call(cp.url, "GET", path, undefined, headers);
+    t.is(answer.status, 200);
+    t.is(answer.headers.get("x-meshext-policy-set-base"), null);
+    t.deepEqual(answer.body.items, full.body.items);
+  }
+});
+
+test("policy set › given a sidecar holding its set, when a route change selects every set again, then the next set is still offered relative to the one held", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  await call(cp.url, "PUT", "/meshes/default/dataplanes/a", dataplane("a", "svc-a"));
+  await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/on-a", onService("on-a", "svc-a"));
+  const path = "/meshes/default/dataplanes/a/_policy-set";
+  const held = (await call(cp.url, "GET", path)).headers.get("etag")!;
+  // when a MeshHTTPRoute of this service is stored (every set of the mesh is selected again)
+  const route = { type: "MeshHTTPRoute", mesh: "default", name: "r", spec: { targetRef: { kind: "MeshService", name: "svc-a" }, to: [{ targetRef: { kind: "MeshService", name: "svc-b" }, rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], default: {} }] }] } };
+  t.is((await call(cp.url, "PUT", "/meshes/default/meshhttproutes/r", route)).status, 201);
+  const answer = await call(cp.url, "GET", path, undefined, { "if-none-match": held, "x-meshext-policy-set-delta": "1" });
+  // then the answer is relative to the set held: on-a by key, the route in full
+  t.is(answer.status, 200);
+  t.is(answer.headers.get("x-meshext-policy-set-base"), held);
+  t.true((answer.body.items as unknown[]).includes("MeshTrafficPermission/on-a"));
+  t.true((answer.body.items as Array<{ name?: string }>).some((i) => typeof i === "object" && i.name === "r"));
+});
+
 test("list pages › one write renders each page once for every waiter, and every waiter gets the same right body", async (t) => {
   const { cp } = await controlPlaneFor(t);
   for (let i = 0; i < 30; i++) await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/p-${i}`, onService(`p-${i}`, `svc-${i}`));
