@@ -46,6 +46,9 @@ interface RenderedSet {
   delta?: () => Buffer;
 }
 
+/** What a new rendering needs of the one it replaces. */
+type ReplacedSet = Pick<RenderedSet, "etag" | "items" | "previous">;
+
 export interface PolicySetView {
   etag: string;
   bytes: Buffer;
@@ -62,8 +65,8 @@ export class PolicySetIndex {
   private readonly resourcesVersions = new Map<string, number>();
   /** mesh/name → rendered set. */
   private readonly sets = new Map<string, RenderedSet>();
-  /** Sets dropped to be selected again, kept until then as the base of the next one's answer relative to them. */
-  private readonly dropped = new Map<string, RenderedSet>();
+  /** Sets dropped to be selected again, kept until then (ETag and items only) as the base of the next one's answers. */
+  private readonly dropped = new Map<string, ReplacedSet>();
   /** Sets rendered (selection run) so far: meshext_control_plane_policy_set_renders_total. */
   renders = 0;
 
@@ -115,7 +118,7 @@ export class PolicySetIndex {
     if (!set) return;
     this.sets.delete(id);
     if (!this.dropped.has(id) && this.dropped.size >= MAX_SETS) this.dropped.delete(this.dropped.keys().next().value!);
-    this.dropped.set(id, set);
+    this.dropped.set(id, { etag: set.etag, items: set.items, previous: set.previous });
   }
 
   private remember(id: string, set: RenderedSet): RenderedSet {
@@ -124,7 +127,7 @@ export class PolicySetIndex {
     return set;
   }
 
-  private render(mesh: string, document: Resource, dataplane: Dataplane, policyItems: Resource[], keys: Set<string>, replaced?: RenderedSet): RenderedSet {
+  private render(mesh: string, document: Resource, dataplane: Dataplane, policyItems: Resource[], keys: Set<string>, replaced?: ReplacedSet): RenderedSet {
     this.renders++;
     const storedMesh = this.store.getGlobal(MESH_TYPE.kind, mesh);
     const resources = [...SERVICE_TYPES.flatMap((t) => this.store.list(t.kind, mesh)), ...this.identityItems(mesh, dataplane), ...(storedMesh ? [storedMesh as Resource] : [])];
