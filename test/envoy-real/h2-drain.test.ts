@@ -2,9 +2,11 @@
 // The drain reaches an h2c connection two ways: the Lua shim's drainConnectionUponCompletion() on a response the wasm
 // filter marked, and Envoy's own drain state (/healthcheck/fail, what the sidecar calls on SIGTERM). Both start
 // Envoy's drain sequence on the connection: a GOAWAY with last stream 2^31-1 (no stream refused), the final GOAWAY
-// drain_timeout later.
+// drain_timeout later. What a client can still lose is a request it submitted but had not sent when that first
+// GOAWAY arrived: its own HTTP/2 library refuses it (NGHTTP2_REFUSED_STREAM), and it never reached Envoy.
 import test from "ava";
 import { connect, constants as h2, type ClientHttp2Session } from "node:http2";
+import { h2RefusedUnprocessed } from "../helpers/endpoint-load.js";
 import { installStackDrain, postDrain, untilFilterDraining, wasmMetrics, WASM_CONTRACT as contract } from "../helpers/envoy-drain.js";
 import { startEnvoyStack } from "../helpers/envoy-stack.js";
 import { startH2FrameProxy } from "../helpers/h2-frame-proxy.js";
@@ -97,4 +99,45 @@ test("real envoy › h2 drain: the Lua shim's drainConnectionUponCompletion() on
   // and the request held across the whole sequence completes; Envoy reset nothing
   t.like(await held, { status: 200, rstCode: h2.NGHTTP2_NO_ERROR });
   t.deepEqual(proxy.resets, [], "Envoy sent no RST_STREAM");
+});
+
+test("real envoy › h2 drain: a request submitted in the event-loop turn in which the client reads Envoy's graceful GOAWAY is refused by the client's own HTTP/2 stack (NGHTTP2_REFUSED_STREAM) and never reaches Envoy, so a retry on a new connection is safe", async (t) => {
+  t.timeout(60_000);
+  // Given the generated bootstrap and one h2c connection through the frame proxy, served once
+  const stack = await startEnvoyStack(t);
+  if (!stack) return;
+  const proxy = await startH2FrameProxy(stack.inboundPort);
+  t.teardown(() => proxy.close());
+  const session = h2Session(proxy.url);
+  t.teardown(() => session.destroy());
+  t.is((await request(session, "/warm")).status, 200);
+  // When Envoy enters its drain state (/healthcheck/fail: what the sidecar does first on SIGTERM) and answers the
+  // next request with its GOAWAY, which the client reads in the same turn in which it submits another request (the
+  // proxy delivers the held bytes synchronously, just before the submit: a client busy when the frame arrived)
+  proxy.hold();
+  const fail = await fetch(`${stack.envoy.adminUrl}/healthcheck/fail`, { method: "POST" });
+  t.is(fail.status, 200);
+  await fail.text();
+  const first = request(session, "/first");
+  await pollUntil("Envoy's GOAWAY", async () => proxy.heldGoAway(), (seen) => seen, 10_000);
+  const served = stack.app.served;
+  proxy.release();
+  const late = request(session, "/late");
+  // Then Envoy's only GOAWAY is the graceful one, and the first request is served
+  const [f, l] = await Promise.all([first, late]);
+  t.like(f, { status: 200, rstCode: h2.NGHTTP2_NO_ERROR });
+  t.is(proxy.goaways.length, 1, JSON.stringify(proxy.goaways));
+  t.is(proxy.goaways[0]!.lastStreamId, MAX_STREAM_ID);
+  // but the late one is refused: REFUSED_STREAM, with no RST_STREAM from Envoy and its HEADERS never sent
+  t.is(l.rstCode, h2.NGHTTP2_REFUSED_STREAM, JSON.stringify(l));
+  t.regex(l.error ?? "", /NGHTTP2_REFUSED_STREAM/);
+  t.true(h2RefusedUnprocessed(l.rstCode!), "the scale-down load retries it");
+  t.deepEqual(proxy.resets, []);
+  t.false(proxy.requestStreams.includes(l.id!), `stream ${l.id} never reached Envoy (${proxy.requestStreams})`);
+  t.is(stack.app.served, served, "nor the app");
+  // and the same request on a new connection is served once
+  const fresh = h2Session(stack.inboundUrl);
+  t.teardown(() => fresh.destroy());
+  t.like(await request(fresh, "/late"), { status: 200 });
+  t.is(stack.app.served, served + 1);
 });
