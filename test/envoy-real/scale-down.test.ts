@@ -1,8 +1,10 @@
 // Scaling down under load with real parts, the way Kuma's e2e "should not drop a request when scaling up and
-// down" does (a request every 50 ms per connection, retries off, any non-200 fails): two `meshext run` instances
-// (real Envoy on the generated bootstrap: Lua shim, wasm drain filter, ext_proc) in a real embedded control
-// plane, a client following its endpoints over HTTP/1.1 keep-alive, one HTTP/2 connection and 2 s requests;
-// one instance leaves by the classic or the native-sidecar sequence, or is hurried by a second and third SIGTERM.
+// down" does (a request every 50 ms per connection, retries off, any non-200 fails; only an HTTP/2 REFUSED_STREAM,
+// which says the request was never processed, is sent again, as Go's HTTP/2 client does): two `meshext run`
+// instances (real Envoy on the generated bootstrap: Lua shim, wasm drain filter, ext_proc) in a real embedded
+// control plane, a client following its endpoints over HTTP/1.1 keep-alive, one HTTP/2 connection and 2 s
+// requests; one instance leaves by the classic or the native-sidecar sequence, or is hurried by a second and third
+// SIGTERM.
 import test, { type ExecutionContext } from "ava";
 import { eventually } from "../control-plane/helpers.js";
 import { requireEnvoy } from "../helpers/real-envoy.js";
@@ -20,7 +22,8 @@ function describe(r: ScaleDownResult): string {
   const byKind = new Map<string, number>();
   for (const q of r.requests) byKind.set(q.kind, (byKind.get(q.kind) ?? 0) + 1);
   const failed = r.failedRequests.slice(0, 5).map((q) => `${q.kind}#${q.slot}@${q.instance} +${q.startMs - r.signalAtMs}ms: ${q.status ?? ""} ${q.error ?? ""}`);
-  return `${r.requests.length} requests (${[...byKind].map(([k, n]) => `${k} ${n}`).join(", ")}), ${r.failedRequests.length} failed ${failed.join("; ")}; /ready 503 after ${r.readyFailedAfterMs}ms; exit ${r.exit.code} after ${r.exit.afterMs}ms; unlisted after ${r.unlistedAfterMs}ms`;
+  const retried = r.requests.filter((q) => q.refusedOnConn !== undefined).length;
+  return `${r.requests.length} requests (${[...byKind].map(([k, n]) => `${k} ${n}`).join(", ")}), ${r.failedRequests.length} failed ${failed.join("; ")}; ${retried} HTTP/2 retried after REFUSED_STREAM; /ready 503 after ${r.readyFailedAfterMs}ms; exit ${r.exit.code} after ${r.exit.afterMs}ms; unlisted after ${r.unlistedAfterMs}ms`;
 }
 
 /** What every scale-down must show, whatever the sequence. */
@@ -50,11 +53,15 @@ function assertNothingDropped(t: ExecutionContext, r: ScaleDownResult, filterMar
     const after = r.connections.find((d) => d.kind === c.kind && d.slot === c.slot && d.openedMs >= (c.closedMs ?? Infinity) && d.instance === r.stayingName);
     t.truthy(after && r.requests.some((q) => q.conn === after.id && q.status === 200), `connection ${c.id}: its client reconnected to ${r.stayingName}`);
   }
-  // The HTTP/2 connection got GOAWAY, no stream on it was reset, and a new one served from the staying instance
+  // The HTTP/2 connection got GOAWAY, the graceful one first (last stream 2^31-1: Envoy refuses nothing it was
+  // sent), no stream on it was reset, and a new one served from the staying instance. A request the client
+  // submitted but had not sent when that GOAWAY arrived is refused by node:http2 itself (REFUSED_STREAM, never
+  // sent) and retried by the load on a new connection: test/envoy-real/h2-drain.test.ts.
   const h2 = r.connections.filter((c) => c.instance === r.leavingName && c.kind === "h2");
   t.true(h2.length >= 1, "the HTTP/2 connection went to the leaving instance");
   for (const c of h2) {
     t.true(c.goaways.length >= 1, `HTTP/2 connection ${c.id} got GOAWAY`);
+    t.is(c.goaways[0]?.lastStreamId, 2 ** 31 - 1, `HTTP/2 connection ${c.id}: the first GOAWAY is graceful (${JSON.stringify(c.goaways)})`);
     t.is(c.resetStreams, 0, `HTTP/2 connection ${c.id}: no stream reset`);
   }
   t.true(r.connections.some((c) => c.kind === "h2" && c.instance === r.stayingName && r.requests.some((q) => q.conn === c.id && q.status === 200)), "HTTP/2 reconnected to the staying instance");

@@ -1,6 +1,8 @@
 // A load client that follows a control plane's endpoints, as Kuma clients do: it polls GET
-// /meshes/<mesh>/dataplanes, sends only to dataplanes reported online, and never retries (a request that fails
-// is counted, not repeated). Load: HTTP/1.1 keep-alive connections (a request every `intervalMs` each), one
+// /meshes/<mesh>/dataplanes, sends only to dataplanes reported online, and never retries a request that may have
+// been processed (one that fails is counted, not repeated). The one exception is what HTTP/2 itself says was not
+// processed: a stream closed with REFUSED_STREAM (RFC 9113 §8.7) is sent again, once, on a new connection, as Go's
+// HTTP/2 client does on its own (golang.org/x/net/http2, canRetryError) and node:http2 does not (h2RefusedUnprocessed). Load: HTTP/1.1 keep-alive connections (a request every `intervalMs` each), one
 // multiplexed h2c connection (node:http2, prior knowledge), and 2 s requests kept in flight at all times. A
 // connection stays with its instance until the server closes it; only then is an online instance picked again.
 import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
@@ -27,6 +29,8 @@ export interface RequestRecord {
   /** The drain filter's diagnostic header (`x-meshext-draining`). */
   drainingHeader?: string;
   error?: string;
+  /** HTTP/2: the first attempt was refused (REFUSED_STREAM, on connection `refusedOnConn`) and this is the retry's outcome. */
+  refusedOnConn?: number;
 }
 
 export interface ConnectionRecord {
@@ -38,8 +42,10 @@ export interface ConnectionRecord {
   closedMs?: number;
   /** HTTP/2: GOAWAY frames received (error code and last stream id). */
   goaways: { code: number; lastStreamId: number; atMs: number }[];
-  /** HTTP/2: streams that ended with RST_STREAM (non-zero code) or an error. */
+  /** HTTP/2: streams that ended with RST_STREAM (non-zero code) or an error, REFUSED_STREAM aside. */
   resetStreams: number;
+  /** HTTP/2: streams closed with REFUSED_STREAM (not processed: retried on a new connection). */
+  refusedStreams?: number;
 }
 
 export interface EndpointLoadOptions {
@@ -214,14 +220,9 @@ export function startEndpointLoad(opts: EndpointLoadOptions): EndpointLoad {
     Object.assign(h2State, { session, conn, endpoint });
     return { session, conn, endpoint };
   };
-  const h2Request = async (kind: "h2" | "h2-long", warmOnce: { done: boolean }) => {
-    const s = await h2Session();
-    if (!s) return false;
-    const startMs = Date.now();
-    const rec: RequestRecord = { kind, slot: 0, conn: s.conn.id, instance: s.endpoint.name, startMs, endMs: 0 };
-    requests.push(rec);
-    bump(s.endpoint.name, 1);
-    await new Promise<void>((resolve) => {
+  /** One attempt on the current session; resolves with the stream's close code (undefined: the session refused it). */
+  const h2Attempt = (s: { session: ClientHttp2Session; conn: ConnectionRecord }, rec: RequestRecord, kind: "h2" | "h2-long") =>
+    new Promise<number | undefined>((resolve) => {
       let stream;
       try {
         stream = s.session.request({ ":path": path + (kind === "h2-long" ? `?delay=${opts.longDelayMs}` : "") });
@@ -229,7 +230,7 @@ export function startEndpointLoad(opts: EndpointLoadOptions): EndpointLoad {
         rec.error = (err as Error).message;
         // A session this client cannot use any more: the next request opens a new one.
         h2State.session = undefined;
-        return resolve();
+        return resolve(undefined);
       }
       stream.on("response", (headers) => {
         rec.status = Number(headers[":status"]);
@@ -238,16 +239,36 @@ export function startEndpointLoad(opts: EndpointLoadOptions): EndpointLoad {
       stream.resume();
       stream.on("error", (err) => (rec.error ??= err.message));
       stream.once("close", () => {
-        if (stream.rstCode !== h2.NGHTTP2_NO_ERROR) {
+        if (h2RefusedUnprocessed(stream.rstCode)) s.conn.refusedStreams = (s.conn.refusedStreams ?? 0) + 1;
+        else if (stream.rstCode !== h2.NGHTTP2_NO_ERROR) {
           s.conn.resetStreams++;
           rec.error ??= `stream reset with code ${stream.rstCode}`;
         }
-        resolve();
+        resolve(stream.rstCode);
       });
       stream.end();
     });
-    rec.endMs = Date.now();
+  const h2Request = async (kind: "h2" | "h2-long", warmOnce: { done: boolean }) => {
+    const s = await h2Session();
+    if (!s) return false;
+    const startMs = Date.now();
+    const rec: RequestRecord = { kind, slot: 0, conn: s.conn.id, instance: s.endpoint.name, startMs, endMs: 0 };
+    requests.push(rec);
+    bump(s.endpoint.name, 1);
+    const code = await h2Attempt(s, rec, kind);
     bump(s.endpoint.name, -1);
+    if (code !== undefined && h2RefusedUnprocessed(code)) {
+      // Not processed (the GOAWAY that came first closed the session to new streams): send it again, once, on a new
+      // session. The record keeps the retry's outcome and says which connection refused the first attempt.
+      const again = await h2Session();
+      if (again) {
+        Object.assign(rec, { refusedOnConn: s.conn.id, conn: again.conn.id, instance: again.endpoint.name, status: undefined, error: undefined });
+        bump(again.endpoint.name, 1);
+        await h2Attempt(again, rec, kind);
+        bump(again.endpoint.name, -1);
+      }
+    }
+    rec.endMs = Date.now();
     if (rec.status === 200 && !rec.error) markWarm(warmOnce);
     return failed(rec);
   };
@@ -294,3 +315,15 @@ function header(v: string | string[] | undefined): string | undefined {
 
 /** A request that did not end in a 200. */
 export const failed = (r: RequestRecord) => r.status !== 200 || r.error !== undefined;
+
+/**
+ * Whether an HTTP/2 stream's close code says the server did not process it: REFUSED_STREAM (RFC 9113 §8.7, "the
+ * stream was closed prior to any processing ... the client can safely retry"). node:http2 reports it for a request
+ * it submitted but had not sent yet when a GOAWAY arrived, graceful or not: nghttp2 refuses to open a stream once
+ * it has received GOAWAY (nghttp2 lib/nghttp2_session.c, session_predicate_request_headers_send) and, when that
+ * check fails, closes the stream with REFUSED_STREAM so that the application can send the request again
+ * (nghttp2_session_mem_send_internal). Envoy never saw such a request: test/envoy-real/h2-drain.test.ts shows it.
+ */
+export function h2RefusedUnprocessed(rstCode: number | undefined): boolean {
+  return rstCode === h2.NGHTTP2_REFUSED_STREAM;
+}
