@@ -2,7 +2,8 @@
 // /meshes/<mesh>/dataplanes, sends only to dataplanes reported online, and never retries a request that may have
 // been processed (one that fails is counted, not repeated). The one exception is what HTTP/2 itself says was not
 // processed: a stream closed with REFUSED_STREAM (RFC 9113 §8.7) is sent again, once, on a new connection, as Go's
-// HTTP/2 client does on its own (golang.org/x/net/http2, canRetryError) and node:http2 does not (h2RefusedUnprocessed). Load: HTTP/1.1 keep-alive connections (a request every `intervalMs` each), one
+// HTTP/2 client does on its own (golang.org/x/net/http2, canRetryError) and node:http2 does not
+// (h2RefusedUnprocessed). Load: HTTP/1.1 keep-alive connections (a request every `intervalMs` each), one
 // multiplexed h2c connection (node:http2, prior knowledge), and 2 s requests kept in flight at all times. A
 // connection stays with its instance until the server closes it; only then is an online instance picked again.
 import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
