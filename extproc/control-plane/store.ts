@@ -1,12 +1,13 @@
 // Durable resource store: one readable YAML file per resource under DATA_DIR/meshes/<mesh>/<plural>/<name>.yaml
 // (global types: DATA_DIR/<plural>/<name>.yaml), an in-memory index for reads, writes serialised through one
 // queue and made crash-safe by writeFileAtomic.
+import { isResourceName } from "../policy/documents/resource-name.js";
 import { EventEmitter } from "node:events";
 import { mkdir, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { stringify as stringifyYaml } from "yaml";
 import { removeFileDurable, TEMP_PREFIX, writeFileAtomic } from "../atomic-file.js";
-import { ALL_TYPES, GLOBAL_TYPES, type GlobalResource, NAME_PATTERN, type Resource, type ResourceType } from "../kuma-rest/resources.js";
+import { ALL_TYPES, GLOBAL_TYPES, type GlobalResource, type Resource, type ResourceType } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
 import { parseYamlBounded, yamlLimitViolation } from "../policy/documents/yaml-limits.js";
 
@@ -181,7 +182,7 @@ export class ResourceStore extends EventEmitter<{ change: [StoreChange] }> {
     const meshesDir = join(this.dataDir, "meshes");
     for (const entry of await readdir(meshesDir, { withFileTypes: true })) {
       const mesh = entry.name;
-      if (!entry.isDirectory() || !NAME_PATTERN.test(mesh)) continue; // meshes/<name>.yaml files are the Mesh resources
+      if (!entry.isDirectory() || !isResourceName(mesh)) continue; // meshes/<name>.yaml files are the Mesh resources
       for (const type of ALL_TYPES) {
         await this.loadDir(type, mesh, join(meshesDir, mesh, type.plural), this.byKind.get(type.kind)! as Map<string, GlobalResource>);
       }

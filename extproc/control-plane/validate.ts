@@ -1,11 +1,12 @@
 // What a PUT body must satisfy: the policy engine's own validator for policies and the inject command's own
 // ContainerPatch parser (the ones the clients run, so server and client never disagree), the Mesh,
 // service-resource and MeshIdentity / MeshTrust validators the sidecar also runs, a Dataplane check, and URL/body agreement.
+import { isResourceName } from "../policy/documents/resource-name.js";
 import { parseContainerPatch } from "../inject/container-patch.js";
 import { versionTraits, type KumaVersion } from "../policy/model/kuma-version.js";
 import { validatePolicyObject } from "../policy/documents/parse.js";
 import { meshViolations } from "../kuma-rest/mesh-resource.js";
-import { CONTAINER_PATCH_TYPE, DATAPLANE_TYPE, MESH_TYPE, NAME_PATTERN, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
+import { CONTAINER_PATCH_TYPE, DATAPLANE_TYPE, MESH_TYPE, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
 import { serviceResourceViolations } from "../kuma-rest/service-resources.js";
 import { identityResourceViolations, isIdentityKind } from "../kuma-rest/identity-resources.js";
 import { TEMP_PREFIX } from "../atomic-file.js";
@@ -22,7 +23,7 @@ export const MAX_STORED_NAME_CHARS = 255 - `${TEMP_PREFIX}.yaml.4194304.12345678
 
 /** Checks that a name from the URL can be a resource name (and hence a file name). */
 export function nameViolations(field: string, value: string): Violation[] {
-  if (!NAME_PATTERN.test(value)) {
+  if (!isResourceName(value)) {
     return [{ field, message: "must be 1-253 characters of letters, digits, '.', '_' or '-', starting and ending with a letter or digit" }];
   }
   if (value.length > MAX_STORED_NAME_CHARS) {

@@ -139,5 +139,3 @@ export interface ListPage<T = Resource> {
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
 
-/** Mesh and resource names: DNS-label-like, so a name is always a safe file name. */
-export const NAME_PATTERN = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,251}[A-Za-z0-9])?$/;

@@ -4,6 +4,7 @@ import { LABEL } from "../model/dataplane.js";
 import { at, dropNulls, Issues, isObj, type Obj } from "./issues.js";
 import { DEFAULT_KUMA_VERSION, versionTraits, type KumaVersion } from "../model/kuma-version.js";
 import { validateSpec } from "./validate.js";
+import { isResourceName } from "./resource-name.js";
 import { DNS1123_SUBDOMAIN, RFC1123_MESSAGE } from "./validate-rules.js";
 import { POLICY_TYPES, type Origin, type Policy, type PolicyRole, type PolicySpec, type PolicyType, type Violation } from "../model/types.js";
 
@@ -12,7 +13,6 @@ export const SYSTEM_NAMESPACE = "kuma-system";
 const ROLES: readonly PolicyRole[] = ["system", "producer", "consumer", "workload-owner"];
 
 export const CRD_API_VERSION = "kuma.io/v1alpha1";
-const NAME_PATTERN = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,251}[A-Za-z0-9])?$/;
 
 export interface PolicyValidation {
   policy?: Policy;
@@ -139,6 +139,6 @@ function crdEnvelope(doc: Record<string, unknown>, issues: Issues): Envelope {
 
 function checkName(v: unknown, field: string, issues: Issues): string {
   const name = issues.str(v, field) ?? "";
-  if (name && !NAME_PATTERN.test(name)) issues.add(field, "must consist of letters, digits, '-', '_' or '.', start and end with a letter or digit, at most 253 characters");
+  if (name && !isResourceName(name)) issues.add(field, "must consist of letters, digits, '-', '_' or '.', start and end with a letter or digit, at most 253 characters");
   return name;
 }
