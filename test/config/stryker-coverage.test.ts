@@ -111,3 +111,45 @@ test("stryker coverage › the dispatcher exits 0 at once, running nothing, for 
   t.not(covered.status, 0);
   t.regex(covered.stderr, /ava/);
 });
+
+test.serial("stryker coverage › given a hook in NODE_OPTIONS, when the test helpers start a sidecar and a control plane, then both children load it", async (t) => {
+  t.timeout(60_000);
+  // Given a probe module, loaded like scripts/stryker-coverage-hook.mjs through the test process's NODE_OPTIONS, that
+  // records each node process it is loaded into (the unmutated build has no __stryker__ global for the real hook)
+  const dir = mkdtempSync(join(tmpdir(), "meshext-stryker-hook-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const probe = join(dir, "probe.mjs");
+  writeFileSync(probe, `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(dir)} + "/" + process.pid + ".argv", JSON.stringify(process.argv.slice(2)));\n`);
+  const before = process.env.NODE_OPTIONS;
+  process.env.NODE_OPTIONS = `${before ?? ""} --import=${pathToFileURL(probe).href}`.trim();
+  t.teardown(() => (before === undefined ? delete process.env.NODE_OPTIONS : (process.env.NODE_OPTIONS = before)));
+  // When the helpers the push tests use start the real binaries
+  const { controlPlaneChild } = await import("../control-plane/pushing-mesh.js");
+  const { startChildSidecar } = await import("../helpers/child-sidecar.js");
+  const { freePort } = await import("../helpers/prometheus.js");
+  const cp = await controlPlaneChild(t);
+  t.teardown(() => cp.stop());
+  const sidecar = await startChildSidecar(await freePort(), await freePort());
+  t.teardown(() => void sidecar.kill("SIGKILL"));
+  // Then each child ran the probe: the control plane and the sidecar are both among the processes it saw
+  const commands = readdirSync(dir).filter((f) => f.endsWith(".argv")).map((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as string[])[0]);
+  t.true(commands.includes("control-plane"), `probed: ${JSON.stringify(commands)}`);
+  t.true(commands.includes("sidecar"), `probed: ${JSON.stringify(commands)}`);
+});
+
+test("stryker coverage › no test file or helper replaces NODE_OPTIONS with the shipped one: children get it through sidecarEnv", (t) => {
+  // Given every TypeScript file under test/ but the helper that appends the shipped flags
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else if (e.name.endsWith(".ts")) files.push(join(d, e.name));
+    }
+  };
+  walk(join(process.cwd(), "test"));
+  // When they are searched for an environment that spreads SIDECAR_ENV over process.env (its NODE_OPTIONS drops the hook)
+  const offenders = files.filter((f) => !f.endsWith("sidecar-env.ts") && /\.\.\.process\.env\s*,\s*\.\.\.SIDECAR_ENV\b/.test(readFileSync(f, "utf8")));
+  // Then none does
+  t.deepEqual(offenders, []);
+  t.true(files.length > 50, `found ${files.length} files`);
+});
