@@ -1,0 +1,148 @@
+// The decision-log file and its writer (extproc/decision-log/writer.ts) on a real temp directory: when the file
+// rotates (to the byte), how many rotated files are kept, the writer's chunks and buffer to the byte, and after close.
+import test, { type ExecutionContext } from "ava";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BufferedLineWriter, RotatingFileSink, type LineSink } from "../../extproc/decision-log/writer.js";
+
+function tempFile(t: ExecutionContext): string {
+  const dir = mkdtempSync(join(tmpdir(), "meshext-rotating-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return join(dir, "d.log");
+}
+
+const read = (path: string) => (existsSync(path) ? readFileSync(path, "utf8") : undefined);
+
+test("rotating file › given a 10-byte limit, when writes reach it exactly, then no rotation; one byte past it, then PATH moves to PATH.1", async (t) => {
+  const path = tempFile(t);
+  let rotations = 0;
+  const sink = new RotatingFileSink(path, 10, 3, () => rotations++);
+  await sink.open();
+  // When 6 then 4 bytes are written (exactly the limit), then 1 more
+  await sink.write(Buffer.from("aaaaa\n"));
+  await sink.write(Buffer.from("bbb\n"));
+  t.is(rotations, 0);
+  t.is(read(path), "aaaaa\nbbb\n");
+  await sink.write(Buffer.from("c"));
+  await sink.close();
+  // Then the full file became PATH.1 and PATH holds the new byte
+  t.is(rotations, 1);
+  t.is(read(`${path}.1`), "aaaaa\nbbb\n");
+  t.is(read(path), "c");
+});
+
+test("rotating file › given an existing file near the limit, when the sink opens it, then it counts its size and rotates before the next write", async (t) => {
+  const path = tempFile(t);
+  writeFileSync(path, "old-line\n");
+  const sink = new RotatingFileSink(path, 10, 3, () => {});
+  await sink.open();
+  await sink.write(Buffer.from("new\n"));
+  await sink.close();
+  t.is(read(`${path}.1`), "old-line\n");
+  t.is(read(path), "new\n");
+});
+
+test("rotating file › given an empty file, when a chunk larger than the limit is written, then it is written there, with no rotation", async (t) => {
+  const path = tempFile(t);
+  let rotations = 0;
+  const sink = new RotatingFileSink(path, 4, 3, () => rotations++);
+  await sink.open();
+  await sink.write(Buffer.from("longer-than-four\n"));
+  await sink.close();
+  t.is(rotations, 0);
+  t.is(read(path), "longer-than-four\n");
+  t.false(existsSync(`${path}.1`));
+});
+
+test("rotating file › given two files kept, when it rotates four times, then PATH, PATH.1 and PATH.2 hold the newest, in order, and nothing more", async (t) => {
+  const path = tempFile(t);
+  const sink = new RotatingFileSink(path, 2, 2, () => {});
+  // Without open(): the first write opens the file
+  for (const c of ["1\n", "2\n", "3\n", "4\n", "5\n"]) await sink.write(Buffer.from(c));
+  await sink.close();
+  t.is(read(path), "5\n");
+  t.is(read(`${path}.1`), "4\n");
+  t.is(read(`${path}.2`), "3\n");
+  t.false(existsSync(`${path}.3`));
+});
+
+test("rotating file › given one file kept, when it rotates twice, then PATH.1 holds the previous file only", async (t) => {
+  const path = tempFile(t);
+  const sink = new RotatingFileSink(path, 2, 1, () => {});
+  for (const c of ["1\n", "2\n", "3\n"]) await sink.write(Buffer.from(c));
+  await sink.close();
+  t.is(read(path), "3\n");
+  t.is(read(`${path}.1`), "2\n");
+  t.false(existsSync(`${path}.2`));
+});
+
+test("rotating file › given a rotated file that cannot be moved, when the sink rotates, then the write fails instead of losing it", async (t) => {
+  const path = tempFile(t);
+  // Given PATH.1 and PATH.2 present and PATH.3 a non-empty directory (moving PATH.2 onto it fails, and not with ENOENT)
+  writeFileSync(`${path}.1`, "one\n");
+  writeFileSync(`${path}.2`, "two\n");
+  mkdirSync(`${path}.3`);
+  writeFileSync(join(`${path}.3`, "x"), "x");
+  writeFileSync(path, "full\n");
+  const sink = new RotatingFileSink(path, 5, 3, () => {});
+  await sink.open();
+  // When the next write needs a rotation
+  await t.throwsAsync(sink.write(Buffer.from("next\n")));
+  // Then it failed before moving anything
+  t.is(read(`${path}.2`), "two\n");
+  t.is(read(`${path}.1`), "one\n");
+  t.is(read(path), "full\n");
+});
+
+test("rotating file › given a path in a missing directory, then open fails with a message naming the flag and the path", async (t) => {
+  const sink = new RotatingFileSink("/nonexistent-dir/d.log", 4096, 3, () => {});
+  await t.throwsAsync(sink.open(), { message: /^--decision-log: cannot open \/nonexistent-dir\/d\.log for appending: .*ENOENT/ });
+});
+
+/** A sink that records each chunk it is given. */
+function recordingSink(): LineSink & { chunks: string[]; closed: boolean } {
+  const s = { chunks: [] as string[], closed: false, open: async () => {}, write: async (c: Buffer) => void s.chunks.push(c.toString()), close: async () => void (s.closed = true) };
+  return s;
+}
+
+const writerOn = (sink: LineSink, bufferBytes: number, chunkBytes: number, written: number[] = []) =>
+  new BufferedLineWriter(sink, { bufferBytes, chunkBytes, onWritten: (n) => written.push(n), onDropped: () => {}, onError: () => {} });
+
+test("line writer › given a 10-byte chunk size, when lines pushed in one go are written, then each chunk is filled to exactly 10 bytes, never more", async (t) => {
+  const sink = recordingSink();
+  const written: number[] = [];
+  const w = writerOn(sink, 1000, 10, written);
+  // When four 5-byte lines (newline included) and a 12-byte one are pushed in the same tick
+  for (const l of ["aaaa", "bbbb", "cccc", "dddd", "eeeeeeeeeee", "f"]) w.push(l);
+  t.is(w.pending, 6);
+  await w.close();
+  // Then: two full chunks, the long line alone, then the last one; every line counted written
+  t.deepEqual(sink.chunks, ["aaaa\nbbbb\n", "cccc\ndddd\n", "eeeeeeeeeee\n", "f\n"]);
+  t.deepEqual(written, [2, 2, 1, 1]);
+  t.is(w.pending, 0);
+  t.true(sink.closed);
+});
+
+test("line writer › given a 10-byte buffer, then lines filling it exactly are accepted, and once written the room is back", async (t) => {
+  const sink = recordingSink();
+  const w = writerOn(sink, 10, 4096);
+  t.true(w.push("aaaa"));
+  t.true(w.push("bbbb"));
+  t.false(w.push(""), "an eleventh byte does not fit");
+  await new Promise((r) => setTimeout(r, 20));
+  t.true(w.push("cccc"));
+  t.true(w.push("dddd"));
+  await w.close();
+  t.deepEqual(sink.chunks, ["aaaa\nbbbb\n", "cccc\ndddd\n"]);
+});
+
+test("line writer › given a closed writer, when a line is pushed, then it is refused and never written", async (t) => {
+  const sink = recordingSink();
+  const w = writerOn(sink, 1000, 4096);
+  w.push("before");
+  await w.close();
+  t.false(w.push("after"));
+  await new Promise((r) => setTimeout(r, 20));
+  t.deepEqual(sink.chunks, ["before\n"]);
+});
