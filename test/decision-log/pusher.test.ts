@@ -261,6 +261,28 @@ test("pusher › given a started pusher, when its interval passes, then the samp
   t.deepEqual(sentRecords(cp.received), [0]);
 });
 
+test("pusher › given a started pusher, when two intervals pass with a record each, then each interval's record goes in its own POST", async (t) => {
+  const cp = await standIn(t);
+  const { p } = pusher(cp.url, { intervalMs: 50 });
+  p.start();
+  t.teardown(() => p.stop());
+  offer(p, rec(0));
+  const deadline = Date.now() + 5000;
+  while (cp.received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  offer(p, rec(1));
+  while (cp.received.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  t.deepEqual(cp.received.map((r) => sentRecords([r])), [[0], [1]]);
+});
+
+test("pusher › given only records too large for a body, when the sample is sent, then no POST is made at all", async (t) => {
+  const cp = await standIn(t);
+  const { p, registry } = pusher(cp.url, { batchBytes: 20 });
+  offer(p, rec("too large for twenty bytes"));
+  await p.send();
+  t.is(cp.received.length, 0);
+  t.like(await counts(registry), { pushed: 0, too_large: 1 });
+});
+
 test("pusher › given a send still in flight, when more intervals pass, then no second send starts; stop waits for the one in flight", async (t) => {
   // Given a control plane that holds its first answer until released
   let release!: () => void;

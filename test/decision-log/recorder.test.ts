@@ -134,3 +134,22 @@ test("recorder › given the file and the push on, then /metrics has every decis
   for (const reason of ["buffer_full", "write_error", "format_error"]) t.regex(text, new RegExp(`^meshext_decision_log_dropped_total\\{reason="${reason}"\\} 0$`, "m"), reason);
   for (const reason of ["sampled_out", "too_large", "refused", "send_error"]) t.regex(text, new RegExp(`^meshext_decision_log_push_dropped_total\\{reason="${reason}"\\} 0$`, "m"), reason);
 });
+
+test("recorder › given --decision-log-query, then the recorded path keeps its query string", async (t) => {
+  const file = join(tempDir(t), "d.log");
+  const recorder = (await startDecisionLog(loadSidecarConfig(["--decision-log", file, "--decision-log-query"], {}).config, new Registry(), silentLogger()))!;
+  recorder.record({ ...facts("q"), path: "/p?a=1" }, allow, 1);
+  await recorder.close();
+  t.is(lines(file)[0]!.path, "/p?a=1");
+});
+
+test("recorder › given push on, when the recorder is closed before its interval, then the sample is let go: nothing is sent later", async (t) => {
+  const cp = await standIn(t);
+  const config = loadSidecarConfig(["--control-plane", cp.url, "--decision-log-push", "--decision-log-push-interval", "100ms"], {}).config;
+  const recorder = (await startDecisionLog(config, new Registry(), silentLogger()))!;
+  recorder.setDataplane(() => ({ mesh: "default", name: "backend-1" }));
+  recorder.record(facts("a"), deny, 1);
+  await recorder.close();
+  await new Promise((r) => setTimeout(r, 350));
+  t.deepEqual(cp.posts, []);
+});

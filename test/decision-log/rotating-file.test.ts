@@ -1,6 +1,7 @@
 // The decision-log file and its writer (extproc/decision-log/writer.ts) on a real temp directory: when the file
 // rotates (to the byte), how many rotated files are kept, the writer's chunks and buffer to the byte, and after close.
 import test, { type ExecutionContext } from "ava";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -98,6 +99,44 @@ test("rotating file › given a rotated file that cannot be moved, when the sink
 test("rotating file › given a path in a missing directory, then open fails with a message naming the flag and the path", async (t) => {
   const sink = new RotatingFileSink("/nonexistent-dir/d.log", 4096, 3, () => {});
   await t.throwsAsync(sink.open(), { message: /^--decision-log: cannot open \/nonexistent-dir\/d\.log for appending: .*ENOENT/ });
+});
+
+test("rotating file › given a closed sink, when it is written again, then it reopens the file and appends", async (t) => {
+  const path = tempFile(t);
+  const sink = new RotatingFileSink(path, 4096, 3, () => {});
+  await sink.write(Buffer.from("one\n"));
+  await sink.close();
+  await sink.write(Buffer.from("two\n"));
+  await sink.close();
+  t.is(read(path), "one\ntwo\n");
+});
+
+test("rotating file › given a FIFO whose reader is slower than the writer, when a chunk larger than the pipe is written, then it arrives whole", async (t) => {
+  const fifo = tempFile(t) + ".fifo";
+  execFileSync("mkfifo", [fifo]);
+  // Given a reader (cat, into a file) that has the FIFO open, so the sink's non-blocking open succeeds
+  const out = fifo + ".out";
+  const reader = spawn("sh", ["-c", `exec cat "${fifo}" > "${out}"`], { stdio: "ignore" });
+  t.teardown(() => void reader.kill("SIGKILL"));
+  const sink = new RotatingFileSink(fifo, 1 << 30, 1, () => {});
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      await sink.open();
+      break;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  // When 1 MiB goes in one write (a pipe holds 64 KiB: the writer meets EAGAIN and partial writes)
+  const chunk = Buffer.from(Array.from({ length: 1 << 14 }, (_, i) => String(i).padStart(63, "0")).join("\n") + "\n");
+  t.is(chunk.length, 1 << 20);
+  await sink.write(chunk);
+  await sink.close();
+  await new Promise((r) => reader.once("exit", r));
+  // Then the reader got every byte, in order
+  t.true(readFileSync(out).equals(chunk));
 });
 
 /** A sink that records each chunk it is given. */
