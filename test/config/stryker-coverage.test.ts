@@ -2,7 +2,7 @@
 // the map from the coverage pass, the files the dispatcher runs per mutant, and survivors no file reached counted as no coverage.
 import test from "ava";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -92,6 +92,28 @@ test("stryker coverage › the hook writes a process's hit counts at exit, and a
   // Then both left their coverage, named by the test file
   const written = readdirSync(dir).map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")));
   t.deepEqual(coverageMap(written), { "5": [A], "6": [A] });
+});
+
+test("stryker coverage › given processes killed with SIGKILL while the hook saves, then every coverage file left is whole JSON", async (t) => {
+  // Given the hook in processes whose hit counts keep changing and are large (each save takes a while to write)
+  const dir = mkdtempSync(join(tmpdir(), "meshext-stryker-kill-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const env = { ...process.env, NODE_OPTIONS: `--import=${pathToFileURL(join(SCRIPTS, "stryker-coverage-hook.mjs")).href}`, STRYKER_COVERAGE_DIR: dir, STRYKER_COVERAGE_TEST: A };
+  const busy = `const s = {}; for (let i = 0; i < 300000; i++) s[i] = 1; globalThis.__stryker__ = { mutantCoverage: { static: s, perTest: {} } }; let n = 0; setInterval(() => { s[n++ % 300000]++; }, 1);`;
+  // When each is killed as soon as the directory changes after its first save: while a later save is being written
+  for (let i = 0; i < 5; i++) {
+    const child = spawn(process.execPath, ["-e", busy], { env, stdio: "ignore" });
+    let events = 0;
+    const watcher = watch(dir, () => {
+      if (++events === 3 + i) child.kill("SIGKILL");
+    });
+    await new Promise((r) => child.once("exit", r));
+    watcher.close();
+  }
+  // Then the files the coverage pass reads (<pid>.json) all parse; a cut save can only be a .tmp file
+  const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
+  t.true(files.length >= 1, `saved: ${readdirSync(dir).join(" ")}`);
+  for (const f of files) t.notThrows(() => JSON.parse(readFileSync(join(dir, f), "utf8")), f);
 });
 
 test("stryker coverage › the dispatcher exits 0 at once, running nothing, for a mutant no test file reached", (t) => {
