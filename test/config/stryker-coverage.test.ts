@@ -11,7 +11,8 @@ const SCRIPTS = join(process.cwd(), "scripts");
 type Map = Record<string, string[]>;
 type Coverage = { static?: Record<string, number>; perTest?: Record<string, Record<string, number>> };
 type Report = { files: Record<string, { mutants: { id: string; status: string }[] }> };
-const { coverageMap, testsFor, reclassifyUncovered, avaTimeoutSeconds } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
+const { coverageMap, testsFor, reclassifyUncovered, avaTimeoutSeconds, fastestFirst } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
+  fastestFirst: (files: string[], seconds: Record<string, number>) => string[];
   coverageMap: (records: { testFile: string; coverage?: Coverage }[]) => Map;
   testsFor: (map: Map, areaTests: string[], activeMutant: string | undefined) => string[];
   reclassifyUncovered: (report: Report, map: Map) => Report;
@@ -58,6 +59,15 @@ test("stryker coverage › a mutant's AVA timeout is 3 × its slowest covering f
   t.is(avaTimeoutSeconds(seconds, [A]), 20);
   t.is(avaTimeoutSeconds(seconds, [A, B]), 34);
   t.is(avaTimeoutSeconds(seconds, ["test/new.test.ts"]), 60);
+});
+
+test("stryker coverage › a mutant's covering files run fastest first, ties by name, files with no time last", (t) => {
+  // Given B took 11.2 s, A and C 0.7 s each in the coverage pass, and D has no time
+  const seconds = { [A]: 0.7, [B]: 11.2, "test/c.test.ts": 0.7 };
+  const files = ["test/d.test.ts", B, "test/c.test.ts", A];
+  // When / then
+  t.deepEqual(fastestFirst(files, seconds), [A, "test/c.test.ts", B, "test/d.test.ts"]);
+  t.deepEqual(files, ["test/d.test.ts", B, "test/c.test.ts", A], "the input is left as it was");
 });
 
 test("stryker coverage › a survivor no file reached becomes no coverage; killed, timed-out and reached ones keep their status", (t) => {
