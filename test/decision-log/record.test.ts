@@ -68,6 +68,7 @@ test("record › the outcome: an allow with a delay is delay, without one (or a 
   t.is(outcomeOf(allow), "allow");
   t.is(outcomeOf({ type: "respond", status: 500, body: "", headers: [], delayMs: 5, explain: { action: "abort", kind: "MeshFaultInjection", reason: "r" } }), "abort");
   t.is(decisionRecord(facts(), { ...allow, delayMs: 5 }, 0, 0, []).delayMs, 5);
+  t.false(JSON.stringify(decisionRecord(facts(), { ...allow, delayMs: 0 }, 0, 0, [])).includes("delayMs"), "a zero delay is not written");
 });
 
 test("record › which decisions are written: local replies and shadow denies always; allows by the sample, drawn against random()", (t) => {

@@ -108,15 +108,15 @@ test("recorder › given a file whose writes fail (/dev/full), then the lines ar
   const sink = new Writable({ write(chunk, _e, done) { for (const l of String(chunk).split("\n").filter(Boolean)) logged.push(JSON.parse(l)); done(); } });
   let now = 0;
   const recorder = (await startDecisionLog(loadSidecarConfig(["--decision-log", "/dev/full"], {}).config, registry, createLogger("info", sink), Math.random, () => now))!;
-  // When a line fails at 0 s, 59.999 s, 60 s and 61 s
-  for (const at of [0, 59_999, 60_000, 61_000]) {
+  // When a line fails at 0 s, 59.999 s and 60 s
+  for (const at of [0, 59_999, 60_000]) {
     now = at;
     recorder.record(facts(String(at)), deny, 1);
     await new Promise((r) => setTimeout(r, 30));
   }
   await recorder.close();
-  // Then all four are write_error, and the warning was logged at 0 s and 60 s only
-  t.is(await metricValue(registry, "meshext_decision_log_dropped_total", "write_error"), 4);
+  // Then all three are write_error, and the warning was logged at 0 s and 60 s only
+  t.is(await metricValue(registry, "meshext_decision_log_dropped_total", "write_error"), 3);
   t.is(logged.length, 2);
   t.like(logged[0], { level: 40, target: "/dev/full", msg: "decision log write failed; lines dropped (meshext_decision_log_dropped_total)" });
   t.regex(String(logged[0]!.err), /ENOSPC|no space/i);
@@ -152,4 +152,63 @@ test("recorder › given push on, when the recorder is closed before its interva
   await recorder.close();
   await new Promise((r) => setTimeout(r, 350));
   t.deepEqual(cp.posts, []);
+});
+
+test("recorder › given --control-plane without --decision-log-push, then nothing is pushed and no push metric exists", async (t) => {
+  const cp = await standIn(t);
+  const registry = new Registry();
+  const config = loadSidecarConfig(["--decision-log", join(tempDir(t), "d.log"), "--control-plane", cp.url, "--decision-log-push-interval", "100ms"], {}).config;
+  const recorder = (await startDecisionLog(config, registry, silentLogger()))!;
+  recorder.setDataplane(() => ({ mesh: "default", name: "backend-1" }));
+  recorder.record(facts("a"), deny, 1);
+  await new Promise((r) => setTimeout(r, 300));
+  await recorder.close();
+  t.deepEqual(cp.posts, []);
+  t.is(registry.getSingleMetric("meshext_decision_log_pushed_total"), undefined);
+});
+
+test("recorder › given a config with no query or token setting at all, then paths lose their query string and pushes carry no token", async (t) => {
+  const cp = await standIn(t);
+  const file = join(tempDir(t), "d.log");
+  const { decisionLogQuery: _q, controlPlaneToken: _t, ...config } = loadSidecarConfig(["--decision-log", file, "--control-plane", cp.url, "--decision-log-push", "--decision-log-push-interval", "100ms"], {}).config;
+  const recorder = (await startDecisionLog(config, new Registry(), silentLogger()))!;
+  t.teardown(() => recorder.close());
+  recorder.setDataplane(() => ({ mesh: "default", name: "backend-1" }));
+  recorder.record({ ...facts("q"), path: "/p?token=s3cr3t" }, deny, 1);
+  const deadline = Date.now() + 5000;
+  while (cp.posts.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  t.is(cp.posts[0]!.auth, undefined);
+  t.is(cp.posts[0]!.records[0]!.path, "/p");
+});
+
+test("recorder › given push on, when intervals pass before the dataplane is known, then the records wait and go once it is", async (t) => {
+  const cp = await standIn(t);
+  const config = loadSidecarConfig(["--control-plane", cp.url, "--decision-log-push", "--decision-log-push-interval", "100ms"], {}).config;
+  const recorder = (await startDecisionLog(config, new Registry(), silentLogger()))!;
+  t.teardown(() => recorder.close());
+  recorder.record(facts("early"), deny, 1);
+  await new Promise((r) => setTimeout(r, 350));
+  t.deepEqual(cp.posts, []);
+  recorder.setDataplane(() => ({ mesh: "default", name: "backend-1" }));
+  const deadline = Date.now() + 5000;
+  while (cp.posts.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  t.is(cp.posts[0]?.records[0]?.requestId, "early");
+});
+
+test("recorder › given a burst of records in one go, then no file passes --decision-log-max-bytes and a write is at most 64 KiB", async (t) => {
+  // Given a 4 KiB limit (one file) and a 100 000-byte one (another), each fed a burst far larger in the same tick
+  const dir = tempDir(t);
+  const burst = async (maxBytes: number, count: number) => {
+    const file = join(dir, `d-${maxBytes}.log`);
+    const recorder = (await startDecisionLog(loadSidecarConfig(["--decision-log", file, "--decision-log-max-bytes", String(maxBytes), "--decision-log-max-files", "9"], {}).config, new Registry(), silentLogger()))!;
+    for (let i = 0; i < count; i++) recorder.record({ ...facts(`r${i}`), path: "/" + "p".repeat(400) }, deny, 1);
+    await recorder.close();
+    return file;
+  };
+  const small = await burst(4096, 40);
+  for (const f of [small, `${small}.1`, `${small}.2`]) t.true(existsSync(f) && readFileSync(f).length <= 4096, f);
+  // Then with the larger limit the first file was rotated after one 64 KiB write: the next chunk would not fit
+  const large = await burst(100_000, 400);
+  const first = readFileSync(`${large}.2`).length;
+  t.true(first <= 64 * 1024 && first > 60 * 1024, `first file ${first} bytes`);
 });

@@ -1,10 +1,11 @@
 // The decision-log file and its writer (extproc/decision-log/writer.ts) on a real temp directory: when the file
 // rotates (to the byte), how many rotated files are kept, the writer's chunks and buffer to the byte, and after close.
 import test, { type ExecutionContext } from "ava";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { BufferedLineWriter, RotatingFileSink, type LineSink } from "../../extproc/decision-log/writer.js";
 
 function tempFile(t: ExecutionContext): string {
@@ -116,7 +117,8 @@ test("rotating file › given a FIFO whose reader is slower than the writer, whe
   execFileSync("mkfifo", [fifo]);
   // Given a reader (cat, into a file) that has the FIFO open, so the sink's non-blocking open succeeds
   const out = fifo + ".out";
-  const reader = spawn("sh", ["-c", `exec cat "${fifo}" > "${out}"`], { stdio: "ignore" });
+  // that waits half a second before reading, so the 64 KiB pipe fills and the writer meets EAGAIN
+  const reader = spawn("sh", ["-c", `exec 3<"${fifo}"; sleep 0.5; exec cat <&3 > "${out}"`], { stdio: "ignore" });
   t.teardown(() => void reader.kill("SIGKILL"));
   const sink = new RotatingFileSink(fifo, 1 << 30, 1, () => {});
   const deadline = Date.now() + 5000;
@@ -137,6 +139,22 @@ test("rotating file › given a FIFO whose reader is slower than the writer, whe
   await new Promise((r) => reader.once("exit", r));
   // Then the reader got every byte, in order
   t.true(readFileSync(out).equals(chunk));
+});
+
+test("rotating file › given a sink never opened, or closed twice, then close resolves", async (t) => {
+  const path = tempFile(t);
+  await t.notThrowsAsync(new RotatingFileSink(path, 4096, 3, () => {}).close());
+  const sink = new RotatingFileSink(path, 4096, 3, () => {});
+  await sink.write(Buffer.from("x\n"));
+  await sink.close();
+  await t.notThrowsAsync(sink.close());
+});
+
+test("stdout sink › given a chunk, when written, then it reaches the process's standard output whole", (t) => {
+  const writer = pathToFileURL(fileURLToPath(new URL("../../extproc/decision-log/writer.js", import.meta.url))).href;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", `import { StdoutSink } from ${JSON.stringify(writer)}; const s = new StdoutSink(); await s.open(); await s.write(Buffer.from("a\\nb\\n")); await s.close();`], { encoding: "utf8" });
+  t.is(r.status, 0, r.stderr);
+  t.is(r.stdout, "a\nb\n");
 });
 
 /** A sink that records each chunk it is given. */
@@ -161,6 +179,15 @@ test("line writer › given a 10-byte chunk size, when lines pushed in one go ar
   t.deepEqual(written, [2, 2, 1, 1]);
   t.is(w.pending, 0);
   t.true(sink.closed);
+});
+
+test("line writer › given a 10-byte chunk size, when a 5-byte and a 6-byte line are pushed together, then they go in two chunks (11 bytes do not fit)", async (t) => {
+  const sink = recordingSink();
+  const w = writerOn(sink, 1000, 10);
+  w.push("aaaa");
+  w.push("bbbbb");
+  await w.close();
+  t.deepEqual(sink.chunks, ["aaaa\n", "bbbbb\n"]);
 });
 
 test("line writer › given a 10-byte buffer, then lines filling it exactly are accepted, and once written the room is back", async (t) => {
