@@ -9,7 +9,8 @@ export const STRYKER_AREAS = {
   "decision-log": {
     mutate: ["extproc/decision-log/**/*.ts"],
     tests: ["test/decision-log/writer.test.ts", "test/decision-log/sample-zero.test.ts", "test/decision-log/query-string.test.ts", "test/decision-log/full-disk.test.ts",
-      "test/decision-log/push.test.ts", "test/decision-log/sidecar.test.ts", "test/decision-log/fifo.test.ts"],
+      "test/decision-log/push.test.ts", "test/decision-log/pusher.test.ts", "test/decision-log/sidecar.test.ts", "test/decision-log/fifo.test.ts",
+      "test/decision-log/record.test.ts", "test/decision-log/rotating-file.test.ts", "test/decision-log/recorder.test.ts"],
   },
   drain: {
     mutate: ["extproc/drain/**/*.ts"],

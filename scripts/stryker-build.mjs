@@ -34,7 +34,8 @@ if (areaName) {
     });
     seconds[testFile] = (Date.now() - started) / 1000;
     if (run.status !== 0) throw new Error(`stryker-build: coverage pass: ${testFile} failed unmutated (exit ${run.status})`);
-    for (const f of readdirSync(dir)) records.push(JSON.parse(readFileSync(join(dir, f), "utf8")));
+    // Only whole files: <pid>.json.tmp is a save a SIGKILL cut short (the hook renames a save into place when done).
+    for (const f of readdirSync(dir).filter((f) => f.endsWith(".json"))) records.push(JSON.parse(readFileSync(join(dir, f), "utf8")));
   });
   const map = coverageMap(records);
   const text = JSON.stringify({ area: areaName, tests: area.tests, seconds, map }, null, 1);

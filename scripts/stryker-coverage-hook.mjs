@@ -1,6 +1,8 @@
 // Loaded with --import in every node process of Stryker's coverage pass (scripts/stryker-build.mjs): writes the
 // instrumented code's hit counts (globalThis.__stryker__.mutantCoverage) to STRYKER_COVERAGE_DIR/<pid>.json.
-import { writeFileSync } from "node:fs";
+// Written to a temp file and renamed: a test may SIGKILL its child in the middle of a save, and the coverage pass must
+// then find the previous whole file, not a cut one.
+import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const dir = process.env.STRYKER_COVERAGE_DIR;
@@ -13,7 +15,8 @@ if (dir && testFile) {
     if (!coverage) return;
     const text = JSON.stringify({ testFile, coverage });
     if (text === written) return;
-    writeFileSync(file, text);
+    writeFileSync(`${file}.tmp`, text);
+    renameSync(`${file}.tmp`, file);
     written = text;
   };
   process.on("exit", save);

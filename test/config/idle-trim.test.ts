@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Registry } from "prom-client";
 import { writePolicyDir } from "../../bench/policy-files.js";
-import { SIDECAR_ENV } from "../../extproc/config/runtime.js";
+import { sidecarEnv } from "../helpers/sidecar-env.js";
 import { IDLE_TRIM, IdleTrimPolicy, type ProcessSample, startIdleTrim } from "../../extproc/idle-trim.js";
 import { silentLogger } from "../../extproc/log.js";
 import { eventually, sleep } from "../control-plane/helpers.js";
@@ -104,7 +104,7 @@ test("idle trim › a sidecar started with the shipped NODE_OPTIONS gives its yo
   t.teardown(() => rmSync(dirname(dir), { recursive: true, force: true }));
   const args = ["sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--log-level", "debug", "--policies", dir, "--dataplane-tags", "kuma.io/service=backend,version=v1"];
   const child = spawn(process.execPath, [CLI_PATH, ...args], {
-    env: { ...process.env, ...SIDECAR_ENV }, stdio: ["ignore", "pipe", "pipe"],
+    env: sidecarEnv(), stdio: ["ignore", "pipe", "pipe"],
   });
   const proc = watchProcess(child);
   t.teardown(() => child.kill("SIGKILL"));

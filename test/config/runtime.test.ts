@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { missingRuntimeSettings, SIDECAR_ENV, SIDECAR_NODE_FLAGS, SIDECAR_PROCESS_ENV, SIDECAR_RESOURCES } from "../../extproc/config/runtime.js";
 import { eventually } from "../control-plane/helpers.js";
+import { sidecarEnv } from "../helpers/sidecar-env.js";
 import { renderSidecar } from "../../extproc/inject/render.js";
 import { loadInjectSettings } from "../../extproc/inject/settings.js";
 
@@ -24,7 +25,7 @@ function meshextStage(): string {
 test("runtime › Node accepts the shipped NODE_OPTIONS, applies the semi-space size and exposes the collection the idle trim runs", (t) => {
   // given the shipped environment; when node reports its young generation and whether gc() exists
   const probe = "console.log(JSON.stringify({ young: require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size, gc: typeof gc }))";
-  const r = spawnSync(process.execPath, ["-e", probe], { env: { ...process.env, ...SIDECAR_ENV }, encoding: "utf8" });
+  const r = spawnSync(process.execPath, ["-e", probe], { env: sidecarEnv(), encoding: "utf8" });
   // then it starts, the space is at most 3 semi-spaces, and extproc/idle-trim.ts finds its collection
   t.is(r.status, 0, r.stderr);
   const reported = JSON.parse(r.stdout) as { young: number; gc: string };

@@ -2,7 +2,7 @@
 // the map from the coverage pass, the files the dispatcher runs per mutant, and survivors no file reached counted as no coverage.
 import test from "ava";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -11,7 +11,8 @@ const SCRIPTS = join(process.cwd(), "scripts");
 type Map = Record<string, string[]>;
 type Coverage = { static?: Record<string, number>; perTest?: Record<string, Record<string, number>> };
 type Report = { files: Record<string, { mutants: { id: string; status: string }[] }> };
-const { coverageMap, testsFor, reclassifyUncovered, avaTimeoutSeconds } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
+const { coverageMap, testsFor, reclassifyUncovered, avaTimeoutSeconds, fastestFirst } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
+  fastestFirst: (files: string[], seconds: Record<string, number>) => string[];
   coverageMap: (records: { testFile: string; coverage?: Coverage }[]) => Map;
   testsFor: (map: Map, areaTests: string[], activeMutant: string | undefined) => string[];
   reclassifyUncovered: (report: Report, map: Map) => Report;
@@ -60,6 +61,15 @@ test("stryker coverage › a mutant's AVA timeout is 3 × its slowest covering f
   t.is(avaTimeoutSeconds(seconds, ["test/new.test.ts"]), 60);
 });
 
+test("stryker coverage › a mutant's covering files run fastest first, ties by name, files with no time last", (t) => {
+  // Given B took 11.2 s, A and C 0.7 s each in the coverage pass, and D has no time
+  const seconds = { [A]: 0.7, [B]: 11.2, "test/c.test.ts": 0.7 };
+  const files = ["test/d.test.ts", B, "test/c.test.ts", A];
+  // When / then
+  t.deepEqual(fastestFirst(files, seconds), [A, "test/c.test.ts", B, "test/d.test.ts"]);
+  t.deepEqual(files, ["test/d.test.ts", B, "test/c.test.ts", A], "the input is left as it was");
+});
+
 test("stryker coverage › a survivor no file reached becomes no coverage; killed, timed-out and reached ones keep their status", (t) => {
   // Given a report with a reached survivor, an unreached survivor, and unreached killed and timed-out mutants
   const report = { schemaVersion: "2", files: { "extproc/x.ts": { language: "typescript", mutants: [
@@ -94,6 +104,28 @@ test("stryker coverage › the hook writes a process's hit counts at exit, and a
   t.deepEqual(coverageMap(written), { "5": [A], "6": [A] });
 });
 
+test("stryker coverage › given processes killed with SIGKILL while the hook saves, then every coverage file left is whole JSON", async (t) => {
+  // Given the hook in processes whose hit counts keep changing and are large (each save takes a while to write)
+  const dir = mkdtempSync(join(tmpdir(), "meshext-stryker-kill-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const env = { ...process.env, NODE_OPTIONS: `--import=${pathToFileURL(join(SCRIPTS, "stryker-coverage-hook.mjs")).href}`, STRYKER_COVERAGE_DIR: dir, STRYKER_COVERAGE_TEST: A };
+  const busy = `const s = {}; for (let i = 0; i < 300000; i++) s[i] = 1; globalThis.__stryker__ = { mutantCoverage: { static: s, perTest: {} } }; let n = 0; setInterval(() => { s[n++ % 300000]++; }, 1);`;
+  // When each is killed as soon as the directory changes after its first save: while a later save is being written
+  for (let i = 0; i < 5; i++) {
+    const child = spawn(process.execPath, ["-e", busy], { env, stdio: "ignore" });
+    let events = 0;
+    const watcher = watch(dir, () => {
+      if (++events === 3 + i) child.kill("SIGKILL");
+    });
+    await new Promise((r) => child.once("exit", r));
+    watcher.close();
+  }
+  // Then the files the coverage pass reads (<pid>.json) all parse; a cut save can only be a .tmp file
+  const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
+  t.true(files.length >= 1, `saved: ${readdirSync(dir).join(" ")}`);
+  for (const f of files) t.notThrows(() => JSON.parse(readFileSync(join(dir, f), "utf8")), f);
+});
+
 test("stryker coverage › the dispatcher exits 0 at once, running nothing, for a mutant no test file reached", (t) => {
   // Given a sandbox whose coverage map reaches mutant 1 only
   const sandbox = mkdtempSync(join(tmpdir(), "meshext-stryker-sandbox-"));
@@ -110,4 +142,46 @@ test("stryker coverage › the dispatcher exits 0 at once, running nothing, for 
   const covered = spawnSync(process.execPath, [join(SCRIPTS, "stryker-dispatch.mjs"), "admin"], { cwd: sandbox, env: { ...process.env, __STRYKER_ACTIVE_MUTANT__: "1" }, encoding: "utf8" });
   t.not(covered.status, 0);
   t.regex(covered.stderr, /ava/);
+});
+
+test.serial("stryker coverage › given a hook in NODE_OPTIONS, when the test helpers start a sidecar and a control plane, then both children load it", async (t) => {
+  t.timeout(60_000);
+  // Given a probe module, loaded like scripts/stryker-coverage-hook.mjs through the test process's NODE_OPTIONS, that
+  // records each node process it is loaded into (the unmutated build has no __stryker__ global for the real hook)
+  const dir = mkdtempSync(join(tmpdir(), "meshext-stryker-hook-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const probe = join(dir, "probe.mjs");
+  writeFileSync(probe, `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(dir)} + "/" + process.pid + ".argv", JSON.stringify(process.argv.slice(2)));\n`);
+  const before = process.env.NODE_OPTIONS;
+  process.env.NODE_OPTIONS = `${before ?? ""} --import=${pathToFileURL(probe).href}`.trim();
+  t.teardown(() => (before === undefined ? delete process.env.NODE_OPTIONS : (process.env.NODE_OPTIONS = before)));
+  // When the helpers the push tests use start the real binaries
+  const { controlPlaneChild } = await import("../control-plane/pushing-mesh.js");
+  const { startChildSidecar } = await import("../helpers/child-sidecar.js");
+  const { freePort } = await import("../helpers/prometheus.js");
+  const cp = await controlPlaneChild(t);
+  t.teardown(() => cp.stop());
+  const sidecar = await startChildSidecar(await freePort(), await freePort());
+  t.teardown(() => void sidecar.kill("SIGKILL"));
+  // Then each child ran the probe: the control plane and the sidecar are both among the processes it saw
+  const commands = readdirSync(dir).filter((f) => f.endsWith(".argv")).map((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as string[])[0]);
+  t.true(commands.includes("control-plane"), `probed: ${JSON.stringify(commands)}`);
+  t.true(commands.includes("sidecar"), `probed: ${JSON.stringify(commands)}`);
+});
+
+test("stryker coverage › no test file or helper replaces NODE_OPTIONS with the shipped one: children get it through sidecarEnv", (t) => {
+  // Given every TypeScript file under test/ but the helper that appends the shipped flags
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else if (e.name.endsWith(".ts")) files.push(join(d, e.name));
+    }
+  };
+  walk(join(process.cwd(), "test"));
+  // When they are searched for an environment that spreads SIDECAR_ENV over process.env (its NODE_OPTIONS drops the hook)
+  const offenders = files.filter((f) => !f.endsWith("sidecar-env.ts") && /\.\.\.process\.env\s*,\s*\.\.\.SIDECAR_ENV\b/.test(readFileSync(f, "utf8")));
+  // Then none does
+  t.deepEqual(offenders, []);
+  t.true(files.length > 50, `found ${files.length} files`);
 });

@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExecutionContext } from "ava";
-import { SIDECAR_ENV } from "../../extproc/config/runtime.js";
 import { startChildSidecar } from "../helpers/child-sidecar.js";
+import { sidecarEnv } from "../helpers/sidecar-env.js";
 import { EnvoyExtProcClient } from "../helpers/envoy-ext-proc-client.js";
 import { pollUntil } from "../helpers/poll-until.js";
 import { promSamples } from "../helpers/prometheus-text.js";
@@ -40,7 +40,7 @@ export async function controlPlaneProcess(t: ExecutionContext, args: string[] = 
 export async function controlPlaneChild(t: ExecutionContext, args: string[] = []): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
   const dir = tempDirFor(t, "meshext-cp-push-");
-  const child = spawn(process.execPath, [CLI, "control-plane", "--listen", `127.0.0.1:${port}`, "--data-dir", join(dir, "data"), "--log-level", "warn", ...args], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...SIDECAR_ENV } });
+  const child = spawn(process.execPath, [CLI, "control-plane", "--listen", `127.0.0.1:${port}`, "--data-dir", join(dir, "data"), "--log-level", "warn", ...args], { stdio: ["ignore", "ignore", "pipe"], env: sidecarEnv() });
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
   t.teardown(() => stopped(child));

@@ -14,7 +14,9 @@ test("decision log › given a FIFO nobody reads as --decision-log, when the sid
   execFileSync("mkfifo", [fifo]);
   const proc = spawnMeshext(["sidecar", "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--decision-log", fifo]);
   t.teardown(() => proc.child.kill("SIGKILL"));
-  const exit = await Promise.race([proc.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 15_000))]);
+  let timer: NodeJS.Timeout | undefined;
+  const exit = await Promise.race([proc.exited, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), 15_000)))]);
+  clearTimeout(timer); // a pending 15 s timer would hold the test process open that long after the test passed
   t.truthy(exit, "still starting after 15 s: hung opening the FIFO");
   t.is(exit?.code, 2);
   t.regex(proc.stderr(), /--decision-log: .*decisions\.fifo.*no reader/);

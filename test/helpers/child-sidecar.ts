@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { pollUntil } from "./poll-until.js";
-import { SIDECAR_ENV } from "../../extproc/config/runtime.js";
+import { sidecarEnv } from "./sidecar-env.js";
 
 const CLI = join(process.cwd(), "dist", "extproc", "cli.js");
 
@@ -12,7 +12,7 @@ export async function startChildSidecar(grpcPort: number, adminPort: number, ext
   const args = [CLI, "sidecar", "--grpc-listen", `127.0.0.1:${grpcPort}`, "--admin-listen", `127.0.0.1:${adminPort}`, "--message-timeout", "200ms", "--max-message-timeout", "5s", ...extraArgs];
   // Started with the shipped runtime settings already in place, so the CLI does not relaunch itself: the pid a test
   // stops or kills is the sidecar's own.
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...SIDECAR_ENV } });
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"], env: sidecarEnv() });
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
   try {
