@@ -6,7 +6,7 @@ import { ApiError } from "./problems.js";
 import { header } from "./paging.js";
 import { policySetKey } from "./policy-sets.js";
 import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
-import { parseWaitMs, renderWhenChanged } from "./watch.js";
+import { etagsOf, parseWaitMs, renderWhenChanged } from "./watch.js";
 import { DELTA_BASE_HEADER, DELTA_REQUEST_HEADER } from "../kuma-rest/features.js";
 
 export async function dataplanePolicySet(ctx: RouteContext, req: ApiRequest, mesh: string, name: string): Promise<ApiReply> {
@@ -18,11 +18,12 @@ export async function dataplanePolicySet(ctx: RouteContext, req: ApiRequest, mes
     return set;
   };
   const key = policySetKey(mesh, name);
-  const { view, notModified } = await renderWhenChanged(key, render, header(req, "if-none-match"), waitMs, ctx.notifier, req.abandoned);
+  const ifNoneMatch = header(req, "if-none-match");
+  const { view, notModified } = await renderWhenChanged(key, render, ifNoneMatch, waitMs, ctx.notifier, req.abandoned);
   if (notModified) return { status: 304, headers: { etag: view.etag } };
   // A sidecar that holds the set this one replaced (its one ETag, exactly) may take only what changed.
-  const held = header(req, "if-none-match")?.trim().replace(/^W\//, "");
-  if (view.previous && view.delta && header(req, DELTA_REQUEST_HEADER) !== undefined && held === view.previous.etag) {
+  const held = etagsOf(ifNoneMatch);
+  if (view.previous && view.delta && header(req, DELTA_REQUEST_HEADER) !== undefined && held.length === 1 && held[0] === view.previous.etag) {
     return { status: 200, headers: { etag: view.etag, [DELTA_BASE_HEADER]: view.previous.etag }, bytes: view.delta() };
   }
   return { status: 200, headers: { etag: view.etag }, bytes: view.bytes };

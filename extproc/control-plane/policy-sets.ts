@@ -57,7 +57,8 @@ export interface PolicySetView {
   delta?: () => Buffer;
 }
 
-const itemKey = (kind: string, name: string) => `${kind}/${name}`;
+/** kind/name of an item: the key of the set's policies, and how an answer relative to a set names one left as it was. */
+const itemKey = deltaItemKey;
 
 export class PolicySetIndex {
   /** mesh → kind/name → entry, built on first use of the mesh and kept current by store changes. */
@@ -107,7 +108,7 @@ export class PolicySetIndex {
   private deltaAnswer(set: RenderedSet): Buffer {
     if (!set.deltaBytes) {
       const before = set.previous?.items ?? new Set<Resource>();
-      const items = set.items.map((item) => (before.has(item) ? deltaItemKey(item.type, item.name) : item));
+      const items = set.items.map((item) => (before.has(item) ? itemKey(item.type, item.name) : item));
       set.deltaBytes = Buffer.from(JSON.stringify({ dataplane: set.document, total: this.entries(set.dataplane.mesh).size, items }) + "\n");
     }
     return set.deltaBytes;

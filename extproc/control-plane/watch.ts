@@ -13,13 +13,14 @@ export function etagOf(value: unknown): string {
   return `"${createHash("sha256").update(JSON.stringify(value)).digest("base64url").slice(0, 27)}"`;
 }
 
+/** The entity tags an `If-None-Match` lists, weak ones as their strong form. */
+export function etagsOf(ifNoneMatch: string | undefined): string[] {
+  return ifNoneMatch ? ifNoneMatch.split(",").map((t) => t.trim().replace(/^W\//, "")) : [];
+}
+
 /** True when an If-None-Match header names this ETag (or is `*`). */
 export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  return ifNoneMatch.split(",").some((t) => {
-    const tag = t.trim().replace(/^W\//, "");
-    return tag === "*" || tag === etag;
-  });
+  return etagsOf(ifNoneMatch).some((tag) => tag === "*" || tag === etag);
 }
 
 /** Parses `?wait=30s` (Go-style duration or milliseconds); undefined when absent. */
