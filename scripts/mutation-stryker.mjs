@@ -1,16 +1,18 @@
 // `npm run mutation:stryker`: an independent mutation score from StrykerJS, area by area (scripts/stryker-areas.mjs).
 // Stryker's command runner: the area's sources are instrumented once with mutation switching, the sandbox is
-// built once (tsc) and a coverage pass records which test files reach which mutant (scripts/stryker-build.mjs);
-// then per mutant (__STRYKER_ACTIVE_MUTANT__ set) scripts/stryker-dispatch.mjs runs only the files that reach it.
+// built once (tsc) and a coverage pass records which tests reach which mutant (scripts/stryker-build.mjs); then per
+// mutant (__STRYKER_ACTIVE_MUTANT__ set) scripts/stryker-dispatch.mjs asks the harness's daemon, whose workers keep
+// the area's test files imported and run only the tests that reach the mutant, switching it on at run time
+// (scripts/stryker-daemon.mjs, scripts/stryker-worker.mjs).
 // Usage: node scripts/mutation-stryker.mjs [--area A[,B]] [--since COMMIT] [--concurrency N]
 //   --area A,B      only these areas (default: all)
 //   --since COMMIT  incremental: only source files changed since COMMIT (committed or not); an area whose
 //                   test files changed runs whole; areas with no change keep their previous row
-//   --concurrency N parallel test runs (default 1: the machine is shared)
+//   --concurrency N parallel mutants, one harness worker each (default 2: the two cores CI has)
 // Reports: mutation-reports/stryker/<area>/index.html and mutation.json (git-ignored). The summary table goes
 // into MUTATION.md between the stryker markers; mutants listed in scripts/stryker-equivalents.json (each with a
 // one-line reason) count as equivalent: out of the score's denominator, shown in their own column. A survivor no
-// test file reached in the coverage pass counts as "no coverage" (mutation-reports/stryker/<area>/coverage-map.json).
+// test reached in the coverage pass counts as "no coverage" (mutation-reports/stryker/<area>/coverage-map.json).
 import { spawnSync, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -24,12 +26,13 @@ const EQUIVALENTS = join(ROOT, "scripts", "stryker-equivalents.json");
 const SUMMARY_FILE = join(ROOT, "MUTATION.md");
 export const BEGIN = "<!-- stryker:begin -->";
 export const END = "<!-- stryker:end -->";
+export const NOTES = "<!-- stryker:notes (kept when the table is rewritten) -->";
 
 const args = process.argv.slice(2);
 const argValue = (flag) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
 const areaNames = argValue("--area")?.split(",") ?? Object.keys(STRYKER_AREAS);
 const since = argValue("--since");
-const concurrency = Number(argValue("--concurrency") ?? 1);
+const concurrency = Number(argValue("--concurrency") ?? 2);
 for (const a of areaNames) {
   if (!STRYKER_AREAS[a]) {
     console.error(`mutation:stryker: unknown area ${JSON.stringify(a)} (known: ${Object.keys(STRYKER_AREAS).join(", ")})`);
@@ -70,10 +73,10 @@ function strykerConfig(name, area, mutate) {
   return {
     $schema: "./node_modules/@stryker-mutator/core/schema/stryker-schema.json",
     testRunner: "command",
-    // Per mutant: only the test files the coverage pass saw reach it (none: exits 0 at once).
+    // Per mutant: only the tests the coverage pass saw reach it, in the harness (none: exits 0 at once).
     commandRunner: { command: `node scripts/stryker-dispatch.mjs ${name}` },
     // Built once in the sandbox: the instrumented sources compile to dist/ like the real build, then the coverage pass.
-    buildCommand: `node scripts/stryker-build.mjs ${ROOT} ${name} ${coverageMapFile(name)}`,
+    buildCommand: `node scripts/stryker-build.mjs ${ROOT} ${name} ${coverageMapFile(name)} ${concurrency}`,
     mutate,
     disableTypeChecks: "extproc/**/*.ts",
     coverageAnalysis: "off",
@@ -145,6 +148,12 @@ function previousRows(text) {
   return rows;
 }
 
+/** The hand-written notes under the table (between NOTES and END), kept as they are when the table is rewritten. */
+function previousNotes(text) {
+  if (!text.includes(NOTES) || !text.includes(END)) return "";
+  return text.slice(text.indexOf(NOTES) + NOTES.length, text.indexOf(END)).trim();
+}
+
 function writeSummary(results) {
   const text = existsSync(SUMMARY_FILE) ? readFileSync(SUMMARY_FILE, "utf8") : "# Mutation run\n";
   const rows = previousRows(text);
@@ -156,17 +165,23 @@ function writeSummary(results) {
     "## StrykerJS (independent mutants)",
     "",
     "Written by `npm run mutation:stryker [-- --area A] [-- --since COMMIT]` (scripts/mutation-stryker.mjs): Stryker's own",
-    "mutators over each area's sources, its command runner running the area's test files (scripts/stryker-areas.mjs) per",
-    "mutant. Per-test-file coverage: after the sandbox build, each test file runs once unmutated and the mutant ids it",
-    "reaches are recorded (scripts/stryker-build.mjs); each mutant then runs only the files that reach it",
-    "(scripts/stryker-dispatch.mjs), and a mutant no file reaches is not run and counts as \"no coverage\" (not killed,",
-    "in the score's denominator). Killed includes timeouts; equivalent mutants are listed with a reason in",
-    "scripts/stryker-equivalents.json and left out of the score.",
+    "mutators over each area's sources, its command runner asking, per mutant, an in-process harness that keeps the",
+    "area's test files (scripts/stryker-areas.mjs) imported in a few worker processes and switches the mutant on at run",
+    "time (scripts/stryker-daemon.mjs, stryker-worker.mjs; `ava` answered by stryker-ava-shim.mjs). Per-test coverage: after",
+    "the sandbox build, each test runs once unmutated and the mutants it reaches are recorded (scripts/stryker-build.mjs);",
+    "each mutant then runs only the tests that reach it, fastest first, until one fails. A mutant reached while the files",
+    "were imported runs in a fresh worker started with it on; a kill is believed only when the killing test passes again",
+    "with no mutant in the same worker (otherwise a fresh worker runs the mutant again). A mutant no test reaches counts as",
+    "\"no coverage\" (not killed, in the score's denominator). Killed includes timeouts; equivalent mutants are listed with",
+    "a reason in scripts/stryker-equivalents.json and left out of the score.",
     `Rows are updated per area; last written at commit ${commit} (HEAD when the run ended), Node ${process.version}, ${new Date().toISOString()}.`,
     "",
     "| area | mutants | killed | survived | no coverage | equivalent | score | s | run |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...ordered,
+    "",
+    NOTES,
+    previousNotes(text),
     END,
   ].join("\n");
   const next = text.includes(BEGIN) ? text.slice(0, text.indexOf(BEGIN)) + block + text.slice(text.indexOf(END) + END.length) : `${text.trimEnd()}\n\n${block}\n`;
@@ -197,8 +212,8 @@ for (const name of areaNames) {
     process.exitCode = 1;
     continue;
   }
-  const { map } = JSON.parse(readFileSync(coverageMapFile(name), "utf8"));
-  const c = summarise(reclassifyUncovered(JSON.parse(readFileSync(reportFile, "utf8")), map), equivalents);
+  const { map, files } = JSON.parse(readFileSync(coverageMapFile(name), "utf8"));
+  const c = summarise(reclassifyUncovered(JSON.parse(readFileSync(reportFile, "utf8")), map, files), equivalents);
   const note = since ? `since ${since}` : "full";
   results.push({ name, row: row(name, c, seconds, note) });
   console.log(`mutation:stryker: ${name}: ${c.killed + c.timeout} of ${c.mutants - c.equivalent} killed (${c.score.toFixed(1)} %), ${c.equivalent} equivalent, ${seconds} s`);

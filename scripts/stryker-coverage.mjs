@@ -1,79 +1,142 @@
-// Per-test-file coverage for the Stryker command runner, as pure functions: the map mutant id → the test files
-// that reached it in the unmutated coverage pass (scripts/stryker-build.mjs), the lookup the dispatcher runs per
-// mutant (scripts/stryker-dispatch.mjs), and the summary's reclassification of unreached mutants as "no coverage".
+// Per-test coverage for the Stryker command runner, as pure functions: the map from the coverage pass's records
+// (scripts/stryker-worker.mjs --coverage), the plan the daemon follows per mutant (scripts/stryker-daemon.mjs), the
+// timeouts, and the summary's reclassification of unreached mutants as "no coverage".
+
+const LOAD = "load › ";
+const AFTER = "after › ";
+/** Stryker's factor over a mutant's unmutated hit count before its hit limit stops an endless loop. */
+export const HIT_LIMIT_FACTOR = 100;
+const HIT_LIMIT_FLOOR = 10_000;
 
 /**
- * The coverage map from the coverage pass's records, one per process that ran instrumented code.
- * @param {{ testFile: string, coverage?: { static?: Record<string, number>, perTest?: Record<string, Record<string, number>> } }[]} records
- * @returns {Record<string, string[]>} mutant id → the test files (sorted, no repeats) that reached it
+ * The coverage map from the coverage pass, one record per test file (run alone in a fresh worker).
+ * A hit under a test's id, under "after › id" (work the test left running) or in a node process the test started
+ * counts for that test; a hit while a file was imported ("load › file", or no test id) makes the mutant static: its
+ * code ran before any test, so switching it on at run time would come too late.
+ * @param {{ files: string[], tests: { id: string, file: string, ms: number, ok: boolean }[], coverage: { static?: Record<string, number>, perTest?: Record<string, Record<string, number>> }, children?: { testFile: string, coverage?: { static?: Record<string, number>, perTest?: Record<string, Record<string, number>> } }[] }[]} records
+ * @returns {{ tests: Record<string, { file: string, ms: number }>, mutants: Record<string, { tests: string[], hits: number }>, static: Record<string, string[]> }}
+ *   mutants: id → the tests that reached it (fastest first, ties by id) and its in-process hits over them;
+ *   static: id → the test files whose import reached it
  */
 export function coverageMap(records) {
-  const files = new Map();
-  for (const { testFile, coverage } of records) {
-    if (!coverage) continue;
-    // The command runner never sets a current test id, so every hit lands in `static`; `perTest` is read too
-    // in case it does: a hit under any test of this file means the file reaches the mutant.
-    const hitSets = [coverage.static ?? {}, ...Object.values(coverage.perTest ?? {})];
-    for (const hits of hitSets) {
-      for (const [id, count] of Object.entries(hits)) {
-        if (!(count > 0)) continue;
-        if (!files.has(id)) files.set(id, new Set());
-        files.get(id).add(testFile);
+  const tests = {};
+  const reached = new Map(); // mutant id → Map(test id → in-process hits)
+  const statics = new Map(); // mutant id → Set(test file)
+  const add = (mutant, test, hits, inProcess) => {
+    if (!(hits > 0)) return;
+    if (!reached.has(mutant)) reached.set(mutant, new Map());
+    const byTest = reached.get(mutant);
+    byTest.set(test, (byTest.get(test) ?? 0) + (inProcess ? hits : 0));
+  };
+  const addStatic = (mutant, files, hits) => {
+    if (!(hits > 0)) return;
+    if (!statics.has(mutant)) statics.set(mutant, new Set());
+    for (const f of files) statics.get(mutant).add(f);
+  };
+  for (const record of records) {
+    for (const t of record.tests) tests[t.id] = { file: t.file, ms: t.ms };
+    for (const [id, hits] of Object.entries(record.coverage.static ?? {})) addStatic(id, record.files, hits);
+    for (const [key, counts] of Object.entries(record.coverage.perTest ?? {})) {
+      const test = key.startsWith(AFTER) ? key.slice(AFTER.length) : key;
+      for (const [id, hits] of Object.entries(counts)) {
+        if (key.startsWith(LOAD)) addStatic(id, [key.slice(LOAD.length)], hits);
+        else add(id, test, hits, true);
       }
     }
+    for (const child of record.children ?? []) {
+      const counts = [child.coverage?.static ?? {}, ...Object.values(child.coverage?.perTest ?? {})];
+      for (const c of counts) for (const [id, hits] of Object.entries(c)) add(id, child.testFile, hits, false);
+    }
   }
-  const map = {};
-  for (const id of [...files.keys()].sort((a, b) => Number(a) - Number(b) || a.localeCompare(b))) map[id] = [...files.get(id)].sort();
-  return map;
+  const byNumber = (a, b) => Number(a) - Number(b) || a.localeCompare(b);
+  const mutants = {};
+  for (const id of [...reached.keys()].sort(byNumber)) {
+    const byTest = reached.get(id);
+    mutants[id] = { tests: fastestFirst([...byTest.keys()], tests), hits: [...byTest.values()].reduce((a, b) => a + b, 0) };
+  }
+  const staticFiles = {};
+  for (const id of [...statics.keys()].sort(byNumber)) staticFiles[id] = [...statics.get(id)].sort();
+  return { tests, mutants, static: staticFiles };
 }
 
 /**
- * What the dispatcher runs for one command-runner invocation.
- * @param {Record<string, string[]>} map the coverage map
- * @param {string[]} areaTests every test file of the area
- * @param {string | undefined} activeMutant __STRYKER_ACTIVE_MUTANT__ (unset in Stryker's dry run)
- * @returns {string[]} the test files to run; empty: no test file reaches the mutant, it survives at once
+ * Tests ordered fastest first by their unmutated time (ties by id; tests with no time last), so a mutant a quick test
+ * kills never starts the slow ones that start real binaries. The input is left as it was.
+ * @param {string[]} ids
+ * @param {Record<string, { ms: number }>} tests
  */
-export function testsFor(map, areaTests, activeMutant) {
-  if (activeMutant === undefined || activeMutant === "") return [...areaTests];
-  return map[activeMutant] ?? [];
+export function fastestFirst(ids, tests) {
+  const time = (id) => tests[id]?.ms ?? Infinity;
+  return [...ids].sort((a, b) => time(a) - time(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /**
- * The report with every survivor no test file reached marked "NoCoverage" (a copy; the input is left as is).
+ * The mutant ids of each source file, read from the instrumented sources (Stryker's switches and coverage calls name them).
+ * @param {Record<string, string>} sources file → instrumented text
+ * @returns {Record<string, string>} mutant id → file
+ */
+export function mutantFiles(sources) {
+  const files = {};
+  for (const [file, text] of Object.entries(sources)) {
+    for (const m of text.matchAll(/stry(?:MutAct|Cov)_9fa48\(((?:"\d+"(?:,\s*)?)+)\)/g)) for (const id of m[1].match(/\d+/g)) files[id] ??= file;
+  }
+  return files;
+}
+
+/**
+ * What the daemon does for one mutant.
+ *   none:  no test reached it (it survives at once; the summary calls it "no coverage")
+ *   warm:  run `tests` in a running worker, switching the mutant on and off around them
+ *   fresh: a static mutant: a new worker, started with the mutant on, imports `files` and runs `tests`: those that
+ *          reached it, then those that reached another mutant of its source file (they use that file's code), then
+ *          every other test of the files whose import reached it (a test may only read a value made at import)
+ * @param {ReturnType<typeof coverageMap>} map
+ * @param {Record<string, string>} files mutant id → source file (mutantFiles)
+ * @param {string} mutant
+ * @returns {{ kind: "none" } | { kind: "warm" | "fresh", tests: string[], files: string[], hitLimit: number }}
+ */
+export function planFor(map, files, mutant) {
+  const own = map.mutants[mutant]?.tests ?? [];
+  const hitLimit = Math.max(HIT_LIMIT_FLOOR, HIT_LIMIT_FACTOR * (map.mutants[mutant]?.hits ?? 0));
+  const importedBy = map.static[mutant];
+  if (!importedBy) return own.length > 0 ? { kind: "warm", tests: own, files: testFilesOf(map, own), hitLimit } : { kind: "none" };
+  const source = files[mutant];
+  const neighbours = new Set();
+  if (source !== undefined) {
+    for (const [id, m] of Object.entries(map.mutants)) if (files[id] === source) for (const t of m.tests) neighbours.add(t);
+  }
+  const rest = Object.keys(map.tests).filter((t) => importedBy.includes(map.tests[t].file));
+  const tests = [...new Set([...own, ...fastestFirst([...neighbours], map.tests), ...fastestFirst(rest, map.tests)])];
+  if (tests.length === 0) return { kind: "none" };
+  return { kind: "fresh", tests, files: testFilesOf(map, tests), hitLimit };
+}
+
+const testFilesOf = (map, tests) => [...new Set(tests.map((t) => map.tests[t]?.file).filter(Boolean))].sort();
+
+/**
+ * A test's timeout under a mutant: 5 × its unmutated time plus 1 s, so a mutant that hangs a test fails in about a
+ * second while a test slowed by a busy machine still finishes.
+ * @param {Record<string, { ms: number }>} tests
+ * @param {string} id
+ */
+export function testTimeoutMs(tests, id) {
+  return Math.ceil(5 * (tests[id]?.ms ?? 15_000) + 1000);
+}
+
+/**
+ * The report with every survivor no test reached marked "NoCoverage" (a copy; the input is left as is).
  * Killed and timed-out mutants keep their status: a test killed them, whatever the map says.
  * @param {{ files: Record<string, { mutants: { id: string, status: string }[] }> }} report mutation.json
- * @param {Record<string, string[]>} map the coverage map
+ * @param {ReturnType<typeof coverageMap>} map
+ * @param {Record<string, string>} files mutant id → source file
  */
-export function reclassifyUncovered(report, map) {
-  const files = {};
+export function reclassifyUncovered(report, map, files) {
+  const out = {};
   for (const [file, entry] of Object.entries(report.files)) {
-    files[file] = {
+    out[file] = {
       ...entry,
-      mutants: entry.mutants.map((m) => (m.status === "Survived" && !(map[m.id]?.length > 0) ? { ...m, status: "NoCoverage", coveredBy: [] } : m)),
+      mutants: entry.mutants.map((m) => (m.status === "Survived" && planFor(map, files, m.id).kind === "none" ? { ...m, status: "NoCoverage", coveredBy: [] } : m)),
     };
   }
-  return { ...report, files };
-}
-
-/**
- * AVA's --timeout (seconds without a test finishing) for a mutant's run: 3 × the slowest covering file's whole
- * unmutated run in the coverage pass, at least 20 s, so a mutant that hangs a test fails in seconds, not AVA's 60 s.
- * @param {Record<string, number>} seconds each test file's unmutated run time in the coverage pass
- * @param {string[]} files the files the mutant's run runs
- */
-export function avaTimeoutSeconds(seconds, files) {
-  const slowest = Math.max(0, ...files.map((f) => seconds[f] ?? 20));
-  return Math.max(20, Math.ceil(3 * slowest));
-}
-
-/**
- * The order a mutant's covering files run in, one at a time: fastest unmutated run first (ties by name), so a mutant a
- * quick in-process file kills never starts the slow ones that spawn real binaries.
- * @param {string[]} files the covering files
- * @param {Record<string, number>} seconds each test file's unmutated run time in the coverage pass
- */
-export function fastestFirst(files, seconds) {
-  const time = (f) => seconds[f] ?? Infinity;
-  return [...files].sort((a, b) => time(a) - time(b) || a.localeCompare(b));
+  return { ...report, files: out };
 }

@@ -2,87 +2,115 @@
 // the map from the coverage pass, the files the dispatcher runs per mutant, and survivors no file reached counted as no coverage.
 import test from "ava";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, watch, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const SCRIPTS = join(process.cwd(), "scripts");
-type Map = Record<string, string[]>;
-type Coverage = { static?: Record<string, number>; perTest?: Record<string, Record<string, number>> };
+type Counts = Record<string, number>;
+type Coverage = { static?: Counts; perTest?: Record<string, Counts> };
+type Record_ = { files: string[]; tests: { id: string; file: string; ms: number; ok: boolean }[]; coverage: Coverage; children?: { testFile: string; coverage?: Coverage }[] };
+type CoverageMap = { tests: Record<string, { file: string; ms: number }>; mutants: Record<string, { tests: string[]; hits: number }>; static: Record<string, string[]> };
+type Plan = { kind: "none" } | { kind: "warm" | "fresh"; tests: string[]; files: string[]; hitLimit: number };
 type Report = { files: Record<string, { mutants: { id: string; status: string }[] }> };
-const { coverageMap, testsFor, reclassifyUncovered, avaTimeoutSeconds, fastestFirst } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
-  fastestFirst: (files: string[], seconds: Record<string, number>) => string[];
-  coverageMap: (records: { testFile: string; coverage?: Coverage }[]) => Map;
-  testsFor: (map: Map, areaTests: string[], activeMutant: string | undefined) => string[];
-  reclassifyUncovered: (report: Report, map: Map) => Report;
-  avaTimeoutSeconds: (seconds: Record<string, number>, files: string[]) => number;
+const { coverageMap, fastestFirst, mutantFiles, planFor, testTimeoutMs, reclassifyUncovered, HIT_LIMIT_FACTOR } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
+  coverageMap: (records: Record_[]) => CoverageMap;
+  fastestFirst: (ids: string[], tests: Record<string, { ms: number }>) => string[];
+  mutantFiles: (sources: Record<string, string>) => Record<string, string>;
+  planFor: (map: CoverageMap, files: Record<string, string>, mutant: string) => Plan;
+  testTimeoutMs: (tests: Record<string, { ms: number }>, id: string) => number;
+  reclassifyUncovered: (report: Report, map: CoverageMap, files: Record<string, string>) => Report;
+  HIT_LIMIT_FACTOR: number;
 };
 
 const A = "test/a.test.ts";
 const B = "test/b.test.ts";
+const A1 = `${A} › one`;
+const A2 = `${A} › two`;
+const B1 = `${B} › one`;
 
-test("stryker coverage › the map lists, per mutant, every test file whose processes reached it", (t) => {
-  // Given file A reaching mutants 1 and 2 (2 at import time, in two of its processes) and file B reaching 2 and 10
-  const records: { testFile: string; coverage?: Coverage }[] = [
-    { testFile: A, coverage: { static: { "2": 1, "1": 3 }, perTest: {} } },
-    { testFile: A, coverage: { static: { "2": 1 }, perTest: {} } },
-    { testFile: B, coverage: { static: { "10": 1 }, perTest: { "some test": { "2": 4 } } } },
-    { testFile: B, coverage: { static: { "7": 0 } } },
-    { testFile: B },
-  ];
+/** Two files' coverage records: A1 (40 ms) reaches 1 and 2, A2 (5 ms) reaches 2 through work it left running and 3 in a
+ * child; A's import reaches 9; B1 (1 ms) reaches 2 and 4, B's import (no test id) reaches 8. */
+const records = (): Record_[] => [
+  {
+    files: [A],
+    tests: [{ id: A1, file: A, ms: 40, ok: true }, { id: A2, file: A, ms: 5, ok: true }],
+    coverage: { static: {}, perTest: { [A1]: { "1": 2, "2": 1 }, [`after › ${A2}`]: { "2": 3 }, [`load › ${A}`]: { "9": 1 }, [A2]: { "7": 0 } } },
+    children: [{ testFile: A2, coverage: { static: { "3": 5 }, perTest: {} } }],
+  },
+  { files: [B], tests: [{ id: B1, file: B, ms: 1, ok: true }], coverage: { static: { "8": 1 }, perTest: { [B1]: { "2": 4, "4": 1 } } } },
+];
+
+test("stryker coverage › the map lists, per mutant, the tests that reached it fastest first, and the mutants reached at import", (t) => {
+  // Given the records of two files' coverage runs
   // When the map is built
-  const map = coverageMap(records);
-  // Then a mutant reached by both files (a static one too) lists both once, a zero count is no hit, order is by id
-  t.deepEqual(map, { "1": [A], "2": [A, B], "10": [B] });
-  t.deepEqual(Object.keys(map), ["1", "2", "10"]);
+  const map = coverageMap(records());
+  // Then each test's file and time are kept, a mutant lists its tests fastest first (work a test left running and its
+  // children count for it; a zero count is no hit), in-process hits are summed, and import-time hits make a mutant static
+  t.deepEqual(map.tests, { [A1]: { file: A, ms: 40 }, [A2]: { file: A, ms: 5 }, [B1]: { file: B, ms: 1 } });
+  t.deepEqual(map.mutants, { "1": { tests: [A1], hits: 2 }, "2": { tests: [B1, A2, A1], hits: 8 }, "3": { tests: [A2], hits: 0 }, "4": { tests: [B1], hits: 1 } });
+  t.deepEqual(map.static, { "8": [B], "9": [A] });
 });
 
-test("stryker coverage › the dispatcher runs the covering files for a mutant, none for an unreached one, all in the dry run", (t) => {
-  // Given a map and an area of three files
-  const map = { "1": [A], "2": [A, B] };
-  const area = [A, B, "test/c.test.ts"];
-  // When / then: a reached mutant runs its files only; an unreached one runs nothing
-  t.deepEqual(testsFor(map, area, "1"), [A]);
-  t.deepEqual(testsFor(map, area, "2"), [A, B]);
-  t.deepEqual(testsFor(map, area, "3"), []);
-  // and with no active mutant (Stryker's dry run) every file of the area runs
-  t.deepEqual(testsFor(map, area, undefined), area);
-  t.deepEqual(testsFor(map, area, ""), area);
-});
-
-test("stryker coverage › a mutant's AVA timeout is 3 × its slowest covering file's unmutated run, at least 20 s", (t) => {
-  // Given the coverage pass's times: A 0.7 s, B 11.2 s
-  const seconds = { [A]: 0.7, [B]: 11.2 };
-  // When / then: B's run may stall 34 s, A's the 20 s floor, both B's; a file with no time gets 3 × 20 s
-  t.is(avaTimeoutSeconds(seconds, [B]), 34);
-  t.is(avaTimeoutSeconds(seconds, [A]), 20);
-  t.is(avaTimeoutSeconds(seconds, [A, B]), 34);
-  t.is(avaTimeoutSeconds(seconds, ["test/new.test.ts"]), 60);
-});
-
-test("stryker coverage › a mutant's covering files run fastest first, ties by name, files with no time last", (t) => {
-  // Given B took 11.2 s, A and C 0.7 s each in the coverage pass, and D has no time
-  const seconds = { [A]: 0.7, [B]: 11.2, "test/c.test.ts": 0.7 };
-  const files = ["test/d.test.ts", B, "test/c.test.ts", A];
+test("stryker coverage › tests run fastest first, ties by id, tests with no time last", (t) => {
+  // Given three timed tests and one with no time
+  const tests = { [A1]: { ms: 0.7 }, [A2]: { ms: 11.2 }, [B1]: { ms: 0.7 } };
+  const ids = ["test/d.test.ts › x", A2, B1, A1];
   // When / then
-  t.deepEqual(fastestFirst(files, seconds), [A, "test/c.test.ts", B, "test/d.test.ts"]);
-  t.deepEqual(files, ["test/d.test.ts", B, "test/c.test.ts", A], "the input is left as it was");
+  t.deepEqual(fastestFirst(ids, tests), [A1, B1, A2, "test/d.test.ts › x"]);
+  t.deepEqual(ids, ["test/d.test.ts › x", A2, B1, A1], "the input is left as it was");
 });
 
-test("stryker coverage › a survivor no file reached becomes no coverage; killed, timed-out and reached ones keep their status", (t) => {
+test("stryker coverage › each mutant id is tied to the instrumented source that switches or counts it", (t) => {
+  // Given two instrumented sources as Stryker writes them
+  const sources = {
+    "extproc/x.ts": `const a = stryMutAct_9fa48("12") ? 1 : (stryCov_9fa48("12", "13"), 2);`,
+    "extproc/y.ts": `function f() { if (stryMutAct_9fa48("14")) {} else { stryCov_9fa48("14"); } }`,
+  };
+  // When / then
+  t.deepEqual(mutantFiles(sources), { "12": "extproc/x.ts", "13": "extproc/x.ts", "14": "extproc/y.ts" });
+});
+
+test("stryker coverage › the plan: unreached mutants run nothing, reached ones their tests in a warm worker, static ones a fresh worker", (t) => {
+  // Given the map, mutants 1, 2 and 9 in x.ts, 4 and 8 in y.ts, 5 in z.ts
+  const map = coverageMap(records());
+  const files = { "1": "x.ts", "2": "x.ts", "9": "x.ts", "4": "y.ts", "8": "y.ts", "5": "z.ts" };
+  // When / then: a reached mutant runs its tests in a warm worker, with a hit limit of the factor over its hits (a floor)
+  t.deepEqual(planFor(map, files, "2"), { kind: "warm", tests: [B1, A2, A1], files: [A, B], hitLimit: 10_000 });
+  t.is(HIT_LIMIT_FACTOR, 100);
+  // an unreached one runs nothing
+  t.deepEqual(planFor(map, files, "5"), { kind: "none" });
+  // a static one runs, in a fresh worker, every test reaching another mutant of its file (here those of 1 and 2), then
+  // the other tests of the files whose import reached it
+  t.deepEqual(planFor(map, files, "9"), { kind: "fresh", tests: [B1, A2, A1], files: [A, B], hitLimit: 10_000 });
+  t.deepEqual(planFor(map, files, "8"), { kind: "fresh", tests: [B1], files: [B], hitLimit: 10_000 });
+  t.deepEqual(planFor(map, { "8": "w.ts" }, "8"), { kind: "fresh", tests: [B1], files: [B], hitLimit: 10_000 });
+  t.deepEqual(planFor(map, { "9": "w.ts" }, "9"), { kind: "fresh", tests: [A2, A1], files: [A], hitLimit: 10_000 });
+});
+
+test("stryker coverage › a test's timeout is 5 × its unmutated time plus a second", (t) => {
+  // Given tests of 2 ms and 4.5 s
+  const tests = { [A1]: { ms: 2 }, [A2]: { ms: 4500 } };
+  // When / then; a test with no time gets 5 × 15 s + 1 s
+  t.is(testTimeoutMs(tests, A1), 1010);
+  t.is(testTimeoutMs(tests, A2), 23_500);
+  t.is(testTimeoutMs(tests, B1), 76_000);
+});
+
+test("stryker coverage › a survivor no test reached becomes no coverage; killed, timed-out and reached ones keep their status", (t) => {
   // Given a report with a reached survivor, an unreached survivor, and unreached killed and timed-out mutants
   const report = { schemaVersion: "2", files: { "extproc/x.ts": { language: "typescript", mutants: [
     { id: "1", status: "Survived" },
-    { id: "2", status: "Survived" },
-    { id: "3", status: "Killed" },
-    { id: "4", status: "Timeout" },
+    { id: "5", status: "Survived" },
+    { id: "6", status: "Killed" },
+    { id: "7", status: "Timeout" },
   ] } } };
   const before = JSON.stringify(report);
-  // When it is reclassified against a map that reaches only mutant 1
-  const out = reclassifyUncovered(report, { "1": [A], "2": [] });
+  // When it is reclassified against the map (which reaches mutant 1, not 5, 6 or 7)
+  const out = reclassifyUncovered(report, coverageMap(records()), {});
   // Then only the unreached survivor changes, and the input report is left as it was
-  t.deepEqual(out.files["extproc/x.ts"]!.mutants.map((m) => [m.id, m.status]), [["1", "Survived"], ["2", "NoCoverage"], ["3", "Killed"], ["4", "Timeout"]]);
+  t.deepEqual(out.files["extproc/x.ts"]!.mutants.map((m) => [m.id, m.status]), [["1", "Survived"], ["5", "NoCoverage"], ["6", "Killed"], ["7", "Timeout"]]);
   t.is(JSON.stringify(report), before);
 });
 
@@ -99,9 +127,9 @@ test("stryker coverage › the hook writes a process's hit counts at exit, and a
   await new Promise((r) => setTimeout(r, 1000));
   killed.kill("SIGTERM");
   await new Promise((r) => killed.once("exit", r));
-  // Then both left their coverage, named by the test file
-  const written = readdirSync(dir).map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")));
-  t.deepEqual(coverageMap(written), { "5": [A], "6": [A] });
+  // Then both left their coverage, named by the test
+  const written = readdirSync(dir).map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as { testFile: string; coverage: Coverage });
+  t.deepEqual(written.map((w) => [w.testFile, Object.keys(w.coverage.static ?? {})]).sort(), [[A, ["5"]], [A, ["6"]]]);
 });
 
 test("stryker coverage › given processes killed with SIGKILL while the hook saves, then every coverage file left is whole JSON", async (t) => {
@@ -126,22 +154,22 @@ test("stryker coverage › given processes killed with SIGKILL while the hook sa
   for (const f of files) t.notThrows(() => JSON.parse(readFileSync(join(dir, f), "utf8")), f);
 });
 
-test("stryker coverage › the dispatcher exits 0 at once, running nothing, for a mutant no test file reached", (t) => {
+test("stryker coverage › the dispatcher exits 0 at once, starting nothing, for a mutant no test reached", (t) => {
   // Given a sandbox whose coverage map reaches mutant 1 only
   const sandbox = mkdtempSync(join(tmpdir(), "meshext-stryker-sandbox-"));
   t.teardown(() => rmSync(sandbox, { recursive: true, force: true }));
   mkdirSync(join(sandbox, ".stryker-coverage"));
-  writeFileSync(join(sandbox, ".stryker-coverage", "map.json"), JSON.stringify({ map: { "1": ["test/admin/access.test.ts"] }, seconds: {} }));
-  // When the dispatcher runs for mutant 2 (no node_modules here: running AVA would fail)
+  const map = { tests: { [A1]: { file: A, ms: 1 } }, mutants: { "1": { tests: [A1], hits: 1 } }, static: [] };
+  writeFileSync(join(sandbox, ".stryker-coverage", "map.json"), JSON.stringify({ area: "admin", tests: [A], concurrency: 1, map, files: { "1": "x.ts", "2": "x.ts" } }));
+  writeFileSync(join(sandbox, ".stryker-coverage", "planned.json"), JSON.stringify(["1"]));
+  // When the dispatcher runs for mutant 2 (no daemon could start here: the sandbox has no scripts)
   const started = Date.now();
-  const r = spawnSync(process.execPath, [join(SCRIPTS, "stryker-dispatch.mjs"), "admin"], { cwd: sandbox, env: { ...process.env, __STRYKER_ACTIVE_MUTANT__: "2" }, encoding: "utf8" });
-  // Then it exits 0 without starting AVA
+  const r = spawnSync(process.execPath, [join(SCRIPTS, "stryker-dispatch.mjs"), "admin"], { cwd: sandbox, env: { ...process.env, __STRYKER_ACTIVE_MUTANT__: "2" }, encoding: "utf8", timeout: 60_000 });
+  // Then it says it survived, at once, without a daemon
   t.is(r.status, 0, r.stderr);
+  t.is(r.stdout.trim(), "mutant 2: survived (no test reaches it)");
   t.true(Date.now() - started < 5000);
-  // And for mutant 1 it does try to run the covering file (and fails here, with no AVA in the sandbox)
-  const covered = spawnSync(process.execPath, [join(SCRIPTS, "stryker-dispatch.mjs"), "admin"], { cwd: sandbox, env: { ...process.env, __STRYKER_ACTIVE_MUTANT__: "1" }, encoding: "utf8" });
-  t.not(covered.status, 0);
-  t.regex(covered.stderr, /ava/);
+  t.false(existsSync(join(sandbox, ".stryker-coverage", "daemon.lock")));
 });
 
 test.serial("stryker coverage › given a hook in NODE_OPTIONS, when the test helpers start a sidecar and a control plane, then both children load it", async (t) => {

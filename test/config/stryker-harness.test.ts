@@ -1,0 +1,155 @@
+// The in-process mutation harness of `npm run mutation:stryker`: its AVA stand-in (scripts/stryker-ava-shim.mjs) and,
+// in a scratch sandbox with a hand-instrumented module, the coverage pass, the daemon and the dispatcher together.
+import test from "ava";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const SCRIPTS = join(process.cwd(), "scripts");
+type Context = { t: Record<string, (...args: unknown[]) => unknown>; assertionCount: () => number; tearDown: () => Promise<void> };
+const shim = (await import(pathToFileURL(join(SCRIPTS, "stryker-ava-shim.mjs")).href)) as {
+  deepEqual: (a: unknown, b: unknown) => boolean;
+  isLike: (a: unknown, b: unknown) => boolean;
+  executionContext: (title: string) => Context;
+  AssertionFailed: new () => Error;
+};
+const { coverageMap, mutantFiles, planFor } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
+  coverageMap: (records: unknown[]) => { static: Record<string, string[]> };
+  mutantFiles: (sources: Record<string, string>) => Record<string, string>;
+  planFor: (map: unknown, files: Record<string, string>, mutant: string) => { kind: string };
+};
+
+test("stryker harness › deep equality is AVA's: types, prototypes, key sets, Map and Set order", (t) => {
+  // Given pairs AVA calls equal and pairs it does not
+  const equal: [unknown, unknown][] = [[{ a: [1, { b: 2 }] }, { a: [1, { b: 2 }] }], [new Map([["x", 1]]), new Map([["x", 1]])], [NaN, NaN], [new Date(5), new Date(5)], [/a/g, /a/g]];
+  const different: [unknown, unknown][] = [
+    [{ a: undefined }, {}],
+    [[1, 2], [2, 1]],
+    [new Set([1, 2]), new Set([2, 1])],
+    [1, "1"],
+    [[], {}],
+    [Object.create(null), {}],
+    [-0, 0],
+    [new Error("a"), new Error("b")],
+    [/a/g, /a/i],
+  ];
+  // When / then
+  for (const [a, b] of equal) t.true(shim.deepEqual(a, b), `${JSON.stringify(a)} = ${JSON.stringify(b)}`);
+  for (const [a, b] of different) t.false(shim.deepEqual(a, b), `${JSON.stringify(a)} ≠ ${JSON.stringify(b)}`);
+});
+
+test("stryker harness › like compares only the selector's properties, arrays by length and element", (t) => {
+  // Given an object with more properties than its selector names
+  const actual = { a: 1, b: { c: 2, d: 3 }, list: [{ x: 1, y: 2 }] };
+  // When / then
+  t.true(shim.isLike(actual, { b: { c: 2 }, list: [{ x: 1 }] }));
+  t.false(shim.isLike(actual, { b: { c: 3 } }));
+  t.false(shim.isLike(actual, { list: [{ x: 1 }, { x: 1 }] }));
+  t.false(shim.isLike(actual, { e: undefined }));
+});
+
+test("stryker harness › a failed assertion throws, throws() checks its expectation, teardowns run last first", async (t) => {
+  // Given an execution context
+  const { t: ctx, assertionCount, tearDown } = shim.executionContext("a test");
+  // When assertions pass and fail
+  ctx.is!(1, 1);
+  t.throws(() => ctx.is!(1, 2), { instanceOf: shim.AssertionFailed, message: "1 is not 2" });
+  t.throws(() => ctx.deepEqual!({ a: 1 }, { a: 2 }), { instanceOf: shim.AssertionFailed });
+  const error = ctx.throws!(() => {
+    throw new TypeError("bad input");
+  }, { instanceOf: TypeError, message: /bad/ }) as Error;
+  t.throws(() => ctx.throws!(() => {}, undefined), { message: "did not throw" });
+  t.throws(() => ctx.throws!(() => { throw new Error("other"); }, { message: "bad input" }), { instanceOf: shim.AssertionFailed });
+  await t.throwsAsync(async () => ctx.throwsAsync!(Promise.resolve(1), undefined), { message: "did not reject" });
+  // Then each assertion counted (the failed ones too), throws() returned the error
+  t.is(error.message, "bad input");
+  t.is(assertionCount(), 7);
+  // And the teardowns run in reverse order
+  const order: number[] = [];
+  ctx.teardown!(() => order.push(1));
+  ctx.teardown!(async () => order.push(2));
+  await tearDown();
+  t.deepEqual(order, [2, 1]);
+});
+
+// A module instrumented by hand the way Stryker does it: mutant 1 at import time, 2 and 3 (3 equivalent) in add,
+// 4 hangs a promise, 5 caches a wrong value (and so spoils the process), 6 is a no-op beside it, 7 an endless loop.
+const FAKE_MODULE = `
+const ns = (globalThis.__stryker__ ??= {});
+if (ns.activeMutant === undefined && process.env.__STRYKER_ACTIVE_MUTANT__) ns.activeMutant = process.env.__STRYKER_ACTIVE_MUTANT__;
+function stryCov_9fa48(...ids) {
+  const c = (ns.mutantCoverage ??= { static: {}, perTest: {} });
+  const bucket = ns.currentTestId ? (c.perTest[ns.currentTestId] ??= {}) : c.static;
+  for (const id of ids) bucket[id] = (bucket[id] ?? 0) + 1;
+}
+function stryMutAct_9fa48(id) {
+  if (ns.activeMutant !== id) return false;
+  if (ns.hitCount !== undefined && ++ns.hitCount > ns.hitLimit) throw new Error("Stryker: Hit count limit reached");
+  return true;
+}
+stryCov_9fa48("1");
+export const LIMIT = stryMutAct_9fa48("1") ? 0 : 10;
+export function add(a, b) { stryCov_9fa48("2", "3"); return stryMutAct_9fa48("2") ? a - b : stryMutAct_9fa48("3") ? b + a : a + b; }
+export function later() { stryCov_9fa48("4"); return stryMutAct_9fa48("4") ? new Promise(() => {}) : Promise.resolve(1); }
+let cache;
+export function cached() { stryCov_9fa48("5", "6"); return (cache ??= stryMutAct_9fa48("5") ? "bad" : stryMutAct_9fa48("6") ? "good" : "good"); }
+export function count(n) { let i = 0; while (stryMutAct_9fa48("7") ? true : (stryCov_9fa48("7"), i < n)) i++; return i; }
+`;
+const FAKE_TESTS = `
+import test from "ava";
+import { LIMIT, add, later, cached, count } from "../../lib/fake.js";
+test("limit", (t) => t.is(LIMIT, 10));
+test("add", (t) => t.is(add(2, 3), 5));
+test("later", async (t) => t.is(await later(), 1));
+test("cached", (t) => t.is(cached(), "good"));
+test("count", (t) => t.is(count(3), 3));
+`;
+
+test("stryker harness › given a sandbox, then each mutant's verdict: static, warm, equivalent, hung, spoiling, endless, unreached", async (t) => {
+  // Given a sandbox with the scripts, the hand-instrumented module and its test file
+  const sandbox = mkdtempSync(join(tmpdir(), "meshext-stryker-harness-"));
+  t.teardown(() => rmSync(sandbox, { recursive: true, force: true })); // the daemon exits when its sandbox is gone
+  symlinkSync(SCRIPTS, join(sandbox, "scripts"), "dir");
+  mkdirSync(join(sandbox, "lib"));
+  mkdirSync(join(sandbox, "dist", "test"), { recursive: true });
+  mkdirSync(join(sandbox, ".stryker-coverage"));
+  writeFileSync(join(sandbox, "lib", "fake.js"), FAKE_MODULE);
+  writeFileSync(join(sandbox, "dist", "test", "fake.test.js"), FAKE_TESTS);
+  const testFile = "test/fake.test.ts";
+  // When the coverage pass runs the file and the map is written as the build step writes it
+  const out = join(sandbox, ".stryker-coverage", "0.json");
+  const pass = spawnSync(process.execPath, ["--import=./scripts/stryker-ava-loader.mjs", "scripts/stryker-worker.mjs", "--coverage", out, testFile], { cwd: sandbox, encoding: "utf8" });
+  t.is(pass.status, 0, pass.stderr);
+  const record = JSON.parse(readFileSync(out, "utf8")) as { tests: { title: string; ok: boolean }[] };
+  t.deepEqual(record.tests.map((r) => [r.title, r.ok]), [["limit", true], ["add", true], ["later", true], ["cached", true], ["count", true]]);
+  const map = coverageMap([record]);
+  const files = mutantFiles({ "lib/fake.js": FAKE_MODULE });
+  t.deepEqual(map.static, { "1": [testFile] });
+  writeFileSync(join(sandbox, ".stryker-coverage", "map.json"), JSON.stringify({ area: "admin", tests: [testFile], concurrency: 1, map, files }));
+  writeFileSync(join(sandbox, ".stryker-coverage", "planned.json"), JSON.stringify(Object.keys(files).filter((id) => planFor(map, files, id).kind !== "none")));
+  const verdict = (mutant: string) => {
+    const r = spawnSync(process.execPath, ["scripts/stryker-dispatch.mjs", "admin"], { cwd: sandbox, env: { ...process.env, __STRYKER_ACTIVE_MUTANT__: mutant }, encoding: "utf8", timeout: 120_000 });
+    return { status: r.status, line: r.stdout.trim(), stderr: r.stderr + r.stdout };
+  };
+  // Then the import-time mutant is killed in a fresh worker started with it on
+  const v1 = verdict("1");
+  t.is(v1.status, 1, v1.stderr);
+  t.regex(v1.line, /^mutant 1: killed by test\/fake\.test\.ts › limit \(static, fresh worker\)/);
+  // a mutant a test sees is killed in the warm worker, by the test that reaches it
+  t.regex(verdict("2").line, /^mutant 2: killed by test\/fake\.test\.ts › add \(warm worker\): -1 is not 5/);
+  // an equivalent one survives
+  t.like(verdict("3"), { status: 0, line: "mutant 3: survived (warm worker)" });
+  // a hung test is a kill, by its timeout, and the worker goes on serving
+  t.regex(verdict("4").line, /^mutant 4: killed by test\/fake\.test\.ts › later \(warm worker, test timed out\)/);
+  // a mutant that spoils the process's state is killed, and the next mutant does not inherit the spoiled state
+  t.regex(verdict("5").line, /^mutant 5: killed by test\/fake\.test\.ts › cached \(fresh worker\)/);
+  t.like(verdict("6"), { status: 0, line: "mutant 6: survived (warm worker)" });
+  // an endless loop stops at the hit limit
+  t.regex(verdict("7").line, /^mutant 7: killed by test\/fake\.test\.ts › count \(warm worker\): Stryker: Hit count limit reached/);
+  // and a mutant no test reaches survives at once
+  t.like(verdict("99"), { status: 0, line: "mutant 99: survived (no test reaches it)" });
+  const log = readFileSync(join(sandbox, ".stryker-coverage", "daemon.log"), "utf8");
+  t.regex(log, /mutant 5: test\/fake\.test\.ts › cached also fails unmutated after it; worker replaced, run again/);
+});
