@@ -147,7 +147,15 @@ export class Http2Call<Req, Res> implements ServerCall<Res> {
     if (this.finished) return;
     if (this.reader.bufferedBytes > 0) {
       this.handler.onReadError(new GrpcError(GrpcStatus.INTERNAL, `the request ended inside a message (${this.reader.bufferedBytes} bytes of it)`));
-    } else this.handler.onHalfClose();
+      return;
+    }
+    try {
+      this.handler.onHalfClose();
+    } catch (error) {
+      // As in onData: a handler's bug fails its call; thrown from this setImmediate it would end the process.
+      this.report(error as Error);
+      this.fail(GrpcStatus.INTERNAL, "the server failed to process the message");
+    }
   }
 
   private onClose(): void {

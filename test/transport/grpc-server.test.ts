@@ -1,7 +1,7 @@
 // grpc server › the sidecar's gRPC server seen from a raw node:http2 client (no gRPC library): routing,
 // refusals with the status a gRPC client expects, unreadable messages, split frames, Unix sockets, shutdown.
 import test from "ava";
-import { connect, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
+import { connect, type IncomingHttpHeaders } from "node:http2";
 import { createServer as createNetServer } from "node:net";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -9,40 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProcessingRequest, ProcessingResponse } from "../../extproc/gen/envoy/service/ext_proc/v3/external_processor.js";
 import { HealthCheckRequest, HealthCheckResponse, HealthCheckResponse_ServingStatus } from "../../extproc/gen/health/v1/health.js";
-import { GrpcServer, type GrpcServerOptions, type Method } from "../../extproc/transport/grpc-server.js";
-import { decodeGrpcMessage, frameMessage, GrpcStatus, MessageReader } from "../../extproc/transport/grpc-wire.js";
+import { GrpcServer, type Method } from "../../extproc/transport/grpc-server.js";
+import { frameMessage, GrpcStatus, MessageReader } from "../../extproc/transport/grpc-wire.js";
 import { PROCESS_PATH } from "../../extproc/transport/stream.js";
 import { startTestSidecar } from "../helpers/sidecar-harness.js";
-
-interface Exchange {
-  headers: IncomingHttpHeaders;
-  trailers: IncomingHttpHeaders;
-  messages: Buffer[];
-  /** grpc-status from the trailers, or from the headers of a Trailers-Only response. */
-  status?: number;
-  details?: string;
-}
-
-/** One request on `session`: `chunks` written as separate DATA writes, then END_STREAM. */
-function exchange(session: ClientHttp2Session, chunks: Buffer[], headers: OutgoingHttpHeaders = {}): Promise<Exchange> {
-  const req = session.request({ ":method": "POST", ":path": PROCESS_PATH, "content-type": "application/grpc", te: "trailers", ...headers });
-  const reader = new MessageReader(1 << 24);
-  const result: Exchange = { headers: {}, trailers: {}, messages: [] };
-  req.on("response", (h) => (result.headers = h));
-  req.on("trailers", (h) => (result.trailers = h));
-  req.on("data", (chunk: Buffer) => result.messages.push(...reader.push(chunk)));
-  for (const chunk of chunks) req.write(chunk);
-  req.end();
-  return new Promise((resolve, reject) => {
-    req.on("error", reject);
-    req.on("close", () => {
-      const source = result.trailers["grpc-status"] !== undefined ? result.trailers : result.headers;
-      if (source["grpc-status"] !== undefined) result.status = Number(source["grpc-status"]);
-      if (source["grpc-message"] !== undefined) result.details = decodeGrpcMessage(String(source["grpc-message"]));
-      resolve(result);
-    });
-  });
-}
+import { bareServer, exchange } from "./raw-grpc.js";
 
 const requestHeaders = (path: string) => Buffer.from(ProcessingRequest.encode({
   request: { $case: "requestHeaders", requestHeaders: { headers: { headers: [{ key: ":path", value: "", rawValue: Buffer.from(path) }, { key: ":authority", value: "", rawValue: Buffer.from("svc") }] }, attributes: {}, endOfStream: true } },
@@ -62,19 +33,6 @@ async function sidecarSession(t: { teardown(fn: () => unknown): void }) {
     await h.stop();
   });
   return { h, session };
-}
-
-/** A bare GrpcServer serving `method` on 127.0.0.1, and a raw HTTP/2 session to it; both closed at teardown. */
-async function bareServer(t: { teardown(fn: () => unknown): void }, method: Method<Buffer, Buffer>, options: Partial<GrpcServerOptions> = {}) {
-  const server = new GrpcServer({ maxReceiveMessageBytes: 1024, maxSessionMemoryMiB: 8, maxStreamsPerConnection: 0, onRotate() {}, ...options });
-  server.add(method);
-  const session = connect(`http://${await server.bind("127.0.0.1:0")}`);
-  session.on("error", () => {});
-  t.teardown(async () => {
-    session.close();
-    await server.shutdown(100);
-  });
-  return { server, session };
 }
 
 test("grpc server › given one request_headers message, then one reply, grpc-status 0 in trailers, content-type application/grpc", async (t) => {
