@@ -9,6 +9,8 @@
 //   --since COMMIT  incremental: only source files changed since COMMIT (committed or not); an area whose
 //                   test files changed runs whole; areas with no change keep their previous row
 //   --concurrency N parallel mutants, one harness worker each (default 2: the two cores CI has)
+//   --verify-every N  every Nth mutant (by id) also runs under AVA; the verdicts that differ are listed
+//                   (mutation-reports/stryker/<area>/verify.jsonl): the harness checked against the real runner
 // Reports: mutation-reports/stryker/<area>/index.html and mutation.json (git-ignored). The summary table goes
 // into MUTATION.md between the stryker markers; mutants listed in scripts/stryker-equivalents.json (each with a
 // one-line reason) count as equivalent: out of the score's denominator, shown in their own column. A survivor no
@@ -33,6 +35,7 @@ const argValue = (flag) => (args.includes(flag) ? args[args.indexOf(flag) + 1] :
 const areaNames = argValue("--area")?.split(",") ?? Object.keys(STRYKER_AREAS);
 const since = argValue("--since");
 const concurrency = Number(argValue("--concurrency") ?? 2);
+const verifyEvery = Number(argValue("--verify-every") ?? 0);
 for (const a of areaNames) {
   if (!STRYKER_AREAS[a]) {
     console.error(`mutation:stryker: unknown area ${JSON.stringify(a)} (known: ${Object.keys(STRYKER_AREAS).join(", ")})`);
@@ -203,8 +206,11 @@ for (const name of areaNames) {
   writeFileSync(configFile, JSON.stringify(strykerConfig(name, area, mutate), null, 2));
   console.log(`mutation:stryker: ${name}: ${mutate.join(" ")} with ${area.tests.length} test files`);
   rmSync(coverageMapFile(name), { force: true }); // written afresh by this run's build step
+  const verifyLog = join(REPORTS, name, "verify.jsonl");
+  rmSync(verifyLog, { force: true });
   const started = Date.now();
-  const run = spawnSync(process.execPath, [join(ROOT, "node_modules/@stryker-mutator/core/bin/stryker.js"), "run", configFile], { cwd: ROOT, stdio: "inherit" });
+  const env = { ...process.env, ...(verifyEvery > 0 ? { STRYKER_VERIFY_EVERY: String(verifyEvery), STRYKER_VERIFY_LOG: verifyLog } : {}) };
+  const run = spawnSync(process.execPath, [join(ROOT, "node_modules/@stryker-mutator/core/bin/stryker.js"), "run", configFile], { cwd: ROOT, stdio: "inherit", env });
   const seconds = Math.round((Date.now() - started) / 1000);
   const reportFile = join(REPORTS, name, "mutation.json");
   if (run.status !== 0 || !existsSync(reportFile)) {
@@ -218,5 +224,11 @@ for (const name of areaNames) {
   results.push({ name, row: row(name, c, seconds, note) });
   console.log(`mutation:stryker: ${name}: ${c.killed + c.timeout} of ${c.mutants - c.equivalent} killed (${c.score.toFixed(1)} %), ${c.equivalent} equivalent, ${seconds} s`);
   for (const s of c.survivors) console.log(`  survivor ${s}`);
+  if (existsSync(verifyLog)) {
+    const checks = readFileSync(verifyLog, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const differ = checks.filter((v) => v.harness !== v.ava);
+    console.log(`mutation:stryker: ${name}: harness vs AVA on ${checks.length} mutants: ${differ.length} differ`);
+    for (const v of differ) console.log(`  differs: mutant ${v.mutant}: harness ${v.harness ? "killed" : "survived"} (${v.how}${v.test ? `, ${v.test}` : ""}), AVA ${v.ava ? "killed" : "survived"}`);
+  }
 }
 if (results.length > 0) writeSummary(results);

@@ -2,11 +2,13 @@
 // under AVA. Per mutant (__STRYKER_ACTIVE_MUTANT__) it asks the harness's daemon (scripts/stryker-daemon.mjs, started
 // here by the first mutant) and exits 1 when a test killed the mutant, 0 when it survived; a mutant no test reached
 // (not in .stryker-coverage/planned.json) survives at once.
-// If the daemon cannot answer, the mutant's covering test files run under AVA instead, one at a time.
+// If the daemon cannot answer, the mutant's covering test files run under AVA instead, one at a time. With
+// STRYKER_VERIFY_EVERY=N (mutation:stryker --verify-every N) every Nth mutant also runs under AVA, and both verdicts are
+// appended to STRYKER_VERIFY_LOG: the harness checked against the real runner.
 // Usage: node scripts/stryker-dispatch.mjs AREA
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
+import { appendFileSync, closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -66,17 +68,25 @@ async function verdict() {
   throw new Error(`no daemon on ${socketPath} after 180 s; see .stryker-coverage/daemon.log`);
 }
 
+/** The mutant's covering test files under AVA, one at a time until one fails: whether AVA kills it. */
+function avaKills() {
+  const { map, files } = JSON.parse(readFileSync(".stryker-coverage/map.json", "utf8"));
+  const plan = planFor(map, files, mutant);
+  return plan.kind !== "none" && plan.files.some((file) => ava([file]) !== 0);
+}
+
 try {
   const answer = await verdict();
   if (answer.error) throw new Error(answer.error);
   console.log(`mutant ${mutant}: ${answer.killed ? `killed by ${answer.test ?? "?"} (${answer.how}): ${String(answer.message ?? "").split("\n")[0].slice(0, 300)}` : `survived (${answer.how})`}`);
+  // --verify-every N: every Nth mutant runs under AVA too, and the two verdicts go to the area's verify log.
+  const every = Number(process.env.STRYKER_VERIFY_EVERY ?? 0);
+  if (every > 0 && Number(mutant) % every === 0 && process.env.STRYKER_VERIFY_LOG) {
+    appendFileSync(process.env.STRYKER_VERIFY_LOG, `${JSON.stringify({ mutant, harness: answer.killed, ava: avaKills(), test: answer.test, how: answer.how })}\n`);
+  }
   process.exit(answer.killed ? 1 : 0);
 } catch (error) {
   // The harness failed, not the mutant: run its covering files under AVA, the slow way, for a true verdict.
   console.error(`stryker-dispatch: mutant ${mutant}: harness: ${error.message}; running its test files under AVA`);
-  const { map, files } = JSON.parse(readFileSync(".stryker-coverage/map.json", "utf8"));
-  const plan = planFor(map, files, mutant);
-  if (plan.kind === "none") process.exit(0);
-  for (const file of plan.files) if (ava([file]) !== 0) process.exit(1);
-  process.exit(0);
+  process.exit(avaKills() ? 1 : 0);
 }
