@@ -142,6 +142,13 @@ async function serve(files) {
   process.send({ ready: registered.length });
 }
 
+// A test file that fails to import (a missing fixture, a throw at its top level) must fail loudly: the fault
+// handlers above would otherwise swallow the rejection and the process would exit 0 having done nothing.
 const args = process.argv.slice(2);
-if (args[0] === "--coverage") await coverage(args[1], args.slice(2));
-else await serve(args);
+try {
+  if (args[0] === "--coverage") await coverage(args[1], args.slice(2));
+  else await serve(args);
+} catch (error) {
+  process.stderr.write(`stryker-worker: ${error?.stack ?? error}\n`);
+  process.exit(1);
+}
