@@ -1,5 +1,6 @@
 // The areas `npm run mutation:stryker` mutates, each with the source files Stryker mutates and the test
-// files run for every one of its mutants (the tests that exercise that area directly; no real Envoy).
+// files run for every one of its mutants (the tests that exercise that area directly; real binaries, but no real
+// Envoy: `meshext run` is driven with test/drain/fake-envoy-process.ts).
 
 export const STRYKER_AREAS = {
   admin: {
@@ -14,7 +15,8 @@ export const STRYKER_AREAS = {
   },
   drain: {
     mutate: ["extproc/drain/**/*.ts"],
-    tests: ["test/drain/controller.test.ts", "test/drain/forever.test.ts", "test/drain/skipped-steps.test.ts", "test/drain/contract.test.ts", "test/drain/install.test.ts", "test/drain/admin-client.test.ts"],
+    tests: ["test/drain/controller.test.ts", "test/drain/forever.test.ts", "test/drain/skipped-steps.test.ts", "test/drain/contract.test.ts", "test/drain/install.test.ts", "test/drain/admin-client.test.ts",
+      "test/drain/envoy-admin.test.ts", "test/drain/quiesce.test.ts", "test/drain/process.test.ts", "test/drain/forever-process.test.ts", "test/drain/drain-log.test.ts", "test/drain/routes.test.ts"],
   },
   transport: {
     mutate: ["extproc/transport/grpc-*.ts"],
