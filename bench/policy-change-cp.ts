@@ -80,7 +80,7 @@ interface PathResult {
   startMs: number;
 }
 
-async function measurePath(kind: "set" | "lists", o: PolicyChangeCpOptions, progress: (m: string) => void): Promise<PathResult> {
+export async function measurePath(kind: "set" | "lists", o: PolicyChangeCpOptions, progress: (m: string) => void): Promise<PathResult> {
   const so: PolicySetBenchOptions = { sidecars: 0, policies: o.policies, selecting: o.selecting, edits: o.edits, fullRereaders: 0 };
   const dataDirs = [seedDataDir(so)];
   const startCp = (dir: string, listen: string) => spawnPinned(CLIENT_CPU, process.execPath, ["dist/extproc/cli.js", "control-plane", "--listen", listen, "--data-dir", dir, "--log-level", "info"], SIDECAR_ENV);
