@@ -47,6 +47,17 @@ export class FetchedSet {
     return reading;
   }
 
+  /** The sha256 of an item's reading (not TOO_DEEP), kept by item object as the reading is. */
+  private digest(item: Resource): Buffer {
+    const known = typeof item === "object" && item !== null ? this.digests.get(item) : undefined;
+    if (known !== undefined) return known;
+    const digest = createHash("sha256").update(this.reading(item) as string).digest();
+    if (typeof item === "object" && item !== null) this.digests.set(item, digest);
+    return digest;
+  }
+
+  private readonly digests = new WeakMap<object, Buffer>();
+
   /** Forgets the fingerprint: the next batch is applied even if unchanged. */
   forget(): void {
     this.fingerprint = undefined;
@@ -55,11 +66,12 @@ export class FetchedSet {
   /** The set to apply for `all`, or undefined when it is the batch in force (volatile fields aside). */
   next(all: Resource[], kumaVersion: KumaVersion | undefined, sourceOf: (item: Resource) => string): NextSet | undefined {
     const { items, rejected: deepRejected } = withoutTooDeepItems(all, (item) => this.reading(item) === TOO_DEEP);
-    // Each item's text (no volatile fields) makes the set's fingerprint and keys its validation memo. JSON text
-    // holds no raw newline, so one separates the texts.
+    // Each item's text (no volatile fields) keys its validation memo and, through its sha256 (32 bytes each, so
+    // their concatenation reads one way), makes the set's fingerprint. The digest is kept with the reading: an
+    // edit of one item of a held set hashes that item's text and the 32-byte digests, not every item's text.
     const texts = items.map((item) => this.reading(item) as string);
     const hash = createHash("sha256");
-    for (const text of texts) hash.update(text).update("\n");
+    for (const item of items) hash.update(this.digest(item));
     const fingerprint = hash.update(JSON.stringify(deepRejected)).digest("hex");
     if (fingerprint === this.fingerprint) return undefined;
     const fresh = validateFetched(items, this.mesh, kumaVersion, sourceOf, { texts, memo: this.memo });

@@ -5,7 +5,7 @@ import type { LimitPlan } from "./limit-plan.js";
 import { mergeConfs, type Conf } from "../selection/merge.js";
 import type { FaultPlan } from "./fault-plan.js";
 import { asSubset } from "../selection/match.js";
-import type { Policy, PolicyType, Tag, TagSet } from "../model/types.js";
+import type { Policy, PolicyType, Tag, TagSet, TargetRef } from "../model/types.js";
 import { groupSubsets, type GroupingRules } from "./subset-groups.js";
 
 export interface FromItem {
@@ -55,13 +55,24 @@ export interface FromPlan {
 }
 
 const MAX_REGIONS_PER_CLIENT = 256;
+
+/** asSubset by targetRef object: a validated policy is never changed, so an unchanged policy's items keep theirs. */
+const subsets = new WeakMap<object, Tag[]>();
+function subsetOf(ref: TargetRef): Tag[] {
+  let subset = subsets.get(ref);
+  if (subset === undefined) {
+    subset = asSubset(ref);
+    subsets.set(ref, subset);
+  }
+  return subset;
+}
 export const FROM_CACHE_ENTRIES = 4096;
 
 export function buildFromPlan(kind: PolicyType, sorted: Policy[], grouping?: GroupingRules): FromPlan {
   const plan: FromPlan = { kind, policies: sorted, items: [], meshItems: [], byTag: new Map(), tagValues: new Map(), cache: new Map(), regions: new Map(), merges: 0 };
   for (const policy of sorted) {
     (policy.spec.from ?? []).forEach((raw, index) => {
-      const item: FromItem = { policy, index, subset: asSubset(raw.targetRef), conf: (raw.default ?? {}) as Conf, order: plan.items.length };
+      const item: FromItem = { policy, index, subset: subsetOf(raw.targetRef), conf: (raw.default ?? {}) as Conf, order: plan.items.length };
       plan.items.push(item);
       if (item.subset.length === 0) {
         plan.meshItems.push(item);

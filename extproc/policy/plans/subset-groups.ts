@@ -25,13 +25,27 @@ const RECENT_GROUPINGS = 256;
 
 /** The groups (item ids ascending, in Kuma's order); the answer for a given input is computed once and shared (read-only). */
 export function groupSubsets(subsets: readonly (readonly Tag[])[], rules: GroupingRules): ReadonlyArray<readonly number[]> {
-  const key = JSON.stringify([rules.cliques, rules.intersectFixed, subsets.map((s) => s.map((t) => [t.not, t.key, t.value]))]);
+  // The text JSON.stringify([cliques, intersectFixed, subsets as [not, key, value] triples]) gives, built from each
+  // subset's own text, kept by subset: a plan rebuilt for one edited policy reads only that policy's subsets anew.
+  const key = `[${rules.cliques},${rules.intersectFixed},[${subsets.map(subsetText).join(",")}]]`;
   const known = recentGroupings.get(key);
   if (known) return known;
   const groups = computeGroups(subsets, rules);
   if (recentGroupings.size >= RECENT_GROUPINGS) recentGroupings.clear();
   recentGroupings.set(key, groups);
   return groups;
+}
+
+const subsetTexts = new WeakMap<readonly Tag[], string>();
+
+/** One subset as JSON text of its [not, key, value] triples (subsets are never changed once built). */
+export function subsetText(subset: readonly Tag[]): string {
+  let text = subsetTexts.get(subset);
+  if (text === undefined) {
+    text = JSON.stringify(subset.map((t) => [t.not, t.key, t.value]));
+    subsetTexts.set(subset, text);
+  }
+  return text;
 }
 
 function computeGroups(subsets: readonly (readonly Tag[])[], rules: GroupingRules): number[][] {
