@@ -88,8 +88,10 @@ export function mutantFiles(sources) {
  *   none:  no test reached it (it survives at once; the summary calls it "no coverage")
  *   warm:  run `tests` in a running worker, switching the mutant on and off around them
  *   fresh: a static mutant: a new worker, started with the mutant on, imports `files` and runs `tests`: those that
- *          reached it, then those that reached another mutant of its source file (they use that file's code), then
- *          every other test of the files whose import reached it (a test may only read a value made at import)
+ *          reached it, then those that reached another mutant of its source file (they call that file's code, which
+ *          reads what its import made); only when there are none (a file of constants), every test of the files whose
+ *          import reached it. Running every test of those files for each static mutant cost ~10 s a mutant in the
+ *          policy area, where every test file imports the whole engine.
  * @param {ReturnType<typeof coverageMap>} map
  * @param {Record<string, string>} files mutant id → source file (mutantFiles)
  * @param {string} mutant
@@ -105,8 +107,8 @@ export function planFor(map, files, mutant) {
   if (source !== undefined) {
     for (const [id, m] of Object.entries(map.mutants)) if (files[id] === source) for (const t of m.tests) neighbours.add(t);
   }
-  const rest = Object.keys(map.tests).filter((t) => importedBy.includes(map.tests[t].file));
-  const tests = [...new Set([...own, ...fastestFirst([...neighbours], map.tests), ...fastestFirst(rest, map.tests)])];
+  let tests = [...new Set([...own, ...fastestFirst([...neighbours], map.tests)])];
+  if (tests.length === 0) tests = fastestFirst(Object.keys(map.tests).filter((t) => importedBy.includes(map.tests[t].file)), map.tests);
   if (tests.length === 0) return { kind: "none" };
   return { kind: "fresh", tests, files: testFilesOf(map, tests), hitLimit };
 }

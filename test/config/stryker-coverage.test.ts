@@ -81,10 +81,12 @@ test("stryker coverage › the plan: unreached mutants run nothing, reached ones
   t.is(HIT_LIMIT_FACTOR, 100);
   // an unreached one runs nothing
   t.deepEqual(planFor(map, files, "5"), { kind: "none" });
-  // a static one runs, in a fresh worker, every test reaching another mutant of its file (here those of 1 and 2), then
-  // the other tests of the files whose import reached it
+  // a static one runs, in a fresh worker, every test reaching another mutant of its file (here those of 1 and 2)
   t.deepEqual(planFor(map, files, "9"), { kind: "fresh", tests: [B1, A2, A1], files: [A, B], hitLimit: 10_000 });
   t.deepEqual(planFor(map, files, "8"), { kind: "fresh", tests: [B1], files: [B], hitLimit: 10_000 });
+  // and only those: A's tests, whose import reached 9, do not run when 9's file has tests of its own (those of 4)
+  t.deepEqual(planFor(map, { ...files, "9": "y.ts" }, "9"), { kind: "fresh", tests: [B1], files: [B], hitLimit: 10_000 });
+  // a file no test reaches at run time (constants only) runs every test of the files whose import reached it
   t.deepEqual(planFor(map, { "8": "w.ts" }, "8"), { kind: "fresh", tests: [B1], files: [B], hitLimit: 10_000 });
   t.deepEqual(planFor(map, { "9": "w.ts" }, "9"), { kind: "fresh", tests: [A2, A1], files: [A], hitLimit: 10_000 });
 });
