@@ -88,10 +88,12 @@ export function mutantFiles(sources) {
  *   none:  no test reached it (it survives at once; the summary calls it "no coverage")
  *   warm:  run `tests` in a running worker, switching the mutant on and off around them
  *   fresh: a static mutant: a new worker, started with the mutant on, imports `files` and runs `tests`: those that
- *          reached it, then those that reached another mutant of its source file (they call that file's code, which
- *          reads what its import made); only when there are none (a file of constants), every test of the files whose
- *          import reached it. Running every test of those files for each static mutant cost ~10 s a mutant in the
- *          policy area, where every test file imports the whole engine.
+ *          reached it, then a few tests that together reach every other mutant of its source file reached at run time
+ *          (fileCover: each function of the file that has a mutant runs at least once, reading what the file's import
+ *          made), and the tests of the files whose import reached it that reach no mutant at run time (they can only
+ *          read values: an exported constant); only when that is no test at all, every test of those files.
+ *          Every test reaching the file was ~200 tests and 6 s a survivor in the policy area, where every test
+ *          imports the whole engine; the cover is pessimistic, never optimistic: fewer tests can only kill less.
  * @param {ReturnType<typeof coverageMap>} map
  * @param {Record<string, string>} files mutant id → source file (mutantFiles)
  * @param {string} mutant
@@ -102,15 +104,59 @@ export function planFor(map, files, mutant) {
   const hitLimit = Math.max(HIT_LIMIT_FLOOR, HIT_LIMIT_FACTOR * (map.mutants[mutant]?.hits ?? 0));
   const importedBy = map.static[mutant];
   if (!importedBy) return own.length > 0 ? { kind: "warm", tests: own, files: testFilesOf(map, own), hitLimit } : { kind: "none" };
-  const source = files[mutant];
-  const neighbours = new Set();
-  if (source !== undefined) {
-    for (const [id, m] of Object.entries(map.mutants)) if (files[id] === source) for (const t of m.tests) neighbours.add(t);
-  }
-  let tests = [...new Set([...own, ...fastestFirst([...neighbours], map.tests)])];
+  const readersOnly = fastestFirst(Object.keys(map.tests).filter((t) => importedBy.includes(map.tests[t].file) && !reachesAny(map).has(t)), map.tests);
+  let tests = [...new Set([...own, ...fileCover(map, files, files[mutant]), ...readersOnly])];
   if (tests.length === 0) tests = fastestFirst(Object.keys(map.tests).filter((t) => importedBy.includes(map.tests[t].file)), map.tests);
   if (tests.length === 0) return { kind: "none" };
   return { kind: "fresh", tests, files: testFilesOf(map, tests), hitLimit };
+}
+
+const covers = new WeakMap(); // map → Map(source file → its cover)
+const reaching = new WeakMap(); // map → Set(test that reaches some mutant at run time)
+const reachesAny = (map) => {
+  if (!reaching.has(map)) reaching.set(map, new Set(Object.values(map.mutants).flatMap((m) => m.tests)));
+  return reaching.get(map);
+};
+
+/**
+ * Tests that together reach every mutant of `source` reached at run time (import-time hits aside), chosen greedily by
+ * new mutants reached per unmutated ms, returned fastest first. Kept per map and file: the daemon asks per mutant.
+ * @param {ReturnType<typeof coverageMap>} map
+ * @param {Record<string, string>} files mutant id → source file
+ * @param {string | undefined} source
+ * @returns {string[]}
+ */
+export function fileCover(map, files, source) {
+  if (source === undefined) return [];
+  if (!covers.has(map)) covers.set(map, new Map());
+  const known = covers.get(map);
+  if (known.has(source)) return known.get(source);
+  const reaches = new Map(); // test → the file's mutants it reaches
+  for (const [id, m] of Object.entries(map.mutants)) {
+    if (files[id] !== source) continue;
+    for (const t of m.tests) {
+      if (!reaches.has(t)) reaches.set(t, new Set());
+      reaches.get(t).add(id);
+    }
+  }
+  const uncovered = new Set([...reaches.values()].flatMap((ids) => [...ids]));
+  const chosen = [];
+  while (uncovered.size > 0) {
+    let best;
+    let bestValue = 0;
+    for (const t of fastestFirst([...reaches.keys()], map.tests)) {
+      let fresh = 0;
+      for (const id of reaches.get(t)) if (uncovered.has(id)) fresh++;
+      const value = fresh / ((map.tests[t]?.ms ?? 15_000) + 1);
+      if (value > bestValue) [best, bestValue] = [t, value];
+    }
+    chosen.push(best);
+    for (const id of reaches.get(best)) uncovered.delete(id);
+    reaches.delete(best);
+  }
+  const cover = fastestFirst(chosen, map.tests);
+  known.set(source, cover);
+  return cover;
 }
 
 const testFilesOf = (map, tests) => [...new Set(tests.map((t) => map.tests[t]?.file).filter(Boolean))].sort();

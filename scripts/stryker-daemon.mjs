@@ -110,7 +110,7 @@ async function verdict(mutant) {
   const plan = planFor(map, files, mutant);
   if (plan.kind === "none") return { killed: false, how: "no test reaches it" };
   if (plan.kind === "fresh") {
-    const w = startWorker(plan.files, mutant);
+    const w = startWorker(["--lazy", ...plan.files], mutant);
     try {
       await w.ready;
     } catch (error) {

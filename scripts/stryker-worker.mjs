@@ -7,6 +7,8 @@
 //     hit counts per test (its own and those of the node processes the test starts, which load
 //     scripts/stryker-coverage-hook.mjs), each test's time and result, and the hits while the files were imported.
 //   (forked, with an IPC channel) FILE…   serves { id, mutant, tests, hitLimit } messages from scripts/stryker-daemon.mjs.
+//   (forked) --lazy FILE…   the same, but imports each file only when a test of it is about to run (a worker started
+//     with an import-time mutant on: a kill by the first file's test spares importing the others).
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -108,15 +110,18 @@ async function coverage(out, files) {
   process.exit(0);
 }
 
-async function serve(files) {
-  await importFiles(files);
-  const tests = byId();
+const fileOf = (id) => id.slice(0, id.indexOf(" › "));
+
+async function serve(files, lazy) {
+  const imported = new Set(lazy ? [] : files);
+  if (!lazy) await importFiles(files);
+  let tests = byId();
   process.on("message", async ({ id, mutant, tests: ids, hitLimit, timeoutsMs }) => {
     if (faultBetweenRuns) {
       process.send({ id, spoiled: `between runs: ${faultBetweenRuns?.stack ?? faultBetweenRuns}` });
       return;
     }
-    const unknown = ids.filter((t) => !tests.has(t));
+    const unknown = ids.filter((t) => !tests.has(t) && (imported.has(fileOf(t)) || !files.includes(fileOf(t))));
     if (unknown.length > 0) {
       process.send({ id, error: `unknown test ids: ${unknown.slice(0, 3).join(", ")}` });
       return;
@@ -125,6 +130,20 @@ async function serve(files) {
     let failed;
     let ran = 0;
     for (const [i, t] of ids.entries()) {
+      if (!imported.has(fileOf(t))) {
+        imported.add(fileOf(t));
+        try {
+          await importFiles([fileOf(t)]);
+        } catch (error) {
+          failed = { test: t, message: `${fileOf(t)} failed to import with the mutant on: ${error?.message ?? error}`, timedOut: false };
+          break;
+        }
+        tests = byId();
+        if (!tests.has(t)) {
+          process.send({ id, error: `unknown test id: ${t}` });
+          return;
+        }
+      }
       const result = await runTest(tests.get(t), timeoutsMs[i]);
       ran++;
       if (!result.ok) {
@@ -136,7 +155,7 @@ async function serve(files) {
     // A kill is only believed when the killing test passes again right after with no mutant: otherwise an earlier
     // mutant (or this one) left this process's state spoiled, and the daemon re-runs the mutant in a fresh process.
     let cleanAfter = true;
-    if (failed) cleanAfter = (await runTest(tests.get(failed.test), timeoutsMs[ids.indexOf(failed.test)])).ok;
+    if (failed && tests.has(failed.test)) cleanAfter = (await runTest(tests.get(failed.test), timeoutsMs[ids.indexOf(failed.test)])).ok;
     process.send({ id, killed: Boolean(failed), failed, ran, cleanAfter: cleanAfter && !faultBetweenRuns });
   });
   process.send({ ready: registered.length });
@@ -147,7 +166,8 @@ async function serve(files) {
 const args = process.argv.slice(2);
 try {
   if (args[0] === "--coverage") await coverage(args[1], args.slice(2));
-  else await serve(args);
+  else if (args[0] === "--lazy") await serve(args.slice(1), true);
+  else await serve(args, false);
 } catch (error) {
   process.stderr.write(`stryker-worker: ${error?.stack ?? error}\n`);
   process.exit(1);

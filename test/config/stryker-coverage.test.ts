@@ -14,9 +14,10 @@ type Record_ = { files: string[]; tests: { id: string; file: string; ms: number;
 type CoverageMap = { tests: Record<string, { file: string; ms: number }>; mutants: Record<string, { tests: string[]; hits: number }>; static: Record<string, string[]> };
 type Plan = { kind: "none" } | { kind: "warm" | "fresh"; tests: string[]; files: string[]; hitLimit: number };
 type Report = { files: Record<string, { mutants: { id: string; status: string }[] }> };
-const { coverageMap, fastestFirst, mutantFiles, planFor, testTimeoutMs, reclassifyUncovered, HIT_LIMIT_FACTOR } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
+const { coverageMap, fastestFirst, fileCover, mutantFiles, planFor, testTimeoutMs, reclassifyUncovered, HIT_LIMIT_FACTOR } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
   coverageMap: (records: Record_[]) => CoverageMap;
   fastestFirst: (ids: string[], tests: Record<string, { ms: number }>) => string[];
+  fileCover: (map: CoverageMap, files: Record<string, string>, source: string | undefined) => string[];
   mutantFiles: (sources: Record<string, string>) => Record<string, string>;
   planFor: (map: CoverageMap, files: Record<string, string>, mutant: string) => Plan;
   testTimeoutMs: (tests: Record<string, { ms: number }>, id: string) => number;
@@ -81,14 +82,40 @@ test("stryker coverage › the plan: unreached mutants run nothing, reached ones
   t.is(HIT_LIMIT_FACTOR, 100);
   // an unreached one runs nothing
   t.deepEqual(planFor(map, files, "5"), { kind: "none" });
-  // a static one runs, in a fresh worker, every test reaching another mutant of its file (here those of 1 and 2)
-  t.deepEqual(planFor(map, files, "9"), { kind: "fresh", tests: [B1, A2, A1], files: [A, B], hitLimit: 10_000 });
+  // a static one runs, in a fresh worker, tests that together reach every other mutant of its file (1 and 2: B1 then
+  // A1; A2 reaches only 2, which B1 reached in less time)
+  t.deepEqual(planFor(map, files, "9"), { kind: "fresh", tests: [B1, A1], files: [A, B], hitLimit: 10_000 });
   t.deepEqual(planFor(map, files, "8"), { kind: "fresh", tests: [B1], files: [B], hitLimit: 10_000 });
   // and only those: A's tests, whose import reached 9, do not run when 9's file has tests of its own (those of 4)
   t.deepEqual(planFor(map, { ...files, "9": "y.ts" }, "9"), { kind: "fresh", tests: [B1], files: [B], hitLimit: 10_000 });
   // a file no test reaches at run time (constants only) runs every test of the files whose import reached it
   t.deepEqual(planFor(map, { "8": "w.ts" }, "8"), { kind: "fresh", tests: [B1], files: [B], hitLimit: 10_000 });
   t.deepEqual(planFor(map, { "9": "w.ts" }, "9"), { kind: "fresh", tests: [A2, A1], files: [A], hitLimit: 10_000 });
+});
+
+test("stryker coverage › a file's cover: few tests that together reach each of its mutants, cheapest reach first", (t) => {
+  // Given file f.ts with mutants 1–4: a slow test reaching all four, two quick ones reaching 1–2 and 3, and a quicker
+  // one reaching only 1; mutant 9 of another file
+  const T = (n: string) => `test/f.test.ts › ${n}`;
+  const map: CoverageMap = {
+    tests: { [T("slow")]: { file: "test/f.test.ts", ms: 900 }, [T("q12")]: { file: "test/f.test.ts", ms: 10 }, [T("q3")]: { file: "test/f.test.ts", ms: 20 }, [T("q1")]: { file: "test/f.test.ts", ms: 5 } },
+    mutants: {
+      "1": { tests: [T("q1"), T("q12"), T("slow")], hits: 3 },
+      "2": { tests: [T("q12"), T("slow")], hits: 2 },
+      "3": { tests: [T("q3"), T("slow")], hits: 2 },
+      "4": { tests: [T("slow")], hits: 1 },
+      "9": { tests: [T("q1")], hits: 1 },
+    },
+    static: {},
+  };
+  const files = { "1": "f.ts", "2": "f.ts", "3": "f.ts", "4": "f.ts", "9": "g.ts" };
+  // When / then: q12 (2 new per 11 ms) first, then q3 for 3, then slow, the only test reaching 4; q1 adds nothing new
+  t.deepEqual(fileCover(map, files, "f.ts"), [T("q12"), T("q3"), T("slow")]);
+  // without mutant 4 the slow test is not needed
+  t.deepEqual(fileCover({ ...map, mutants: { ...map.mutants, "4": { tests: [], hits: 0 } } }, files, "f.ts"), [T("q12"), T("q3")]);
+  t.deepEqual(fileCover(map, files, "g.ts"), [T("q1")]);
+  t.deepEqual(fileCover(map, files, "h.ts"), []);
+  t.deepEqual(fileCover(map, files, undefined), []);
 });
 
 test("stryker coverage › a test's timeout is 5 × its unmutated time plus a second", (t) => {

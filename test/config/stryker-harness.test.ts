@@ -1,8 +1,8 @@
 // The in-process mutation harness of `npm run mutation:stryker`: its AVA stand-in (scripts/stryker-ava-shim.mjs) and,
 // in a scratch sandbox with a hand-instrumented module, the coverage pass, the daemon and the dispatcher together.
 import test from "ava";
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { fork, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -152,4 +152,36 @@ test("stryker harness › given a sandbox, then each mutant's verdict: static, w
   t.like(verdict("99"), { status: 0, line: "mutant 99: survived (no test reaches it)" });
   const log = readFileSync(join(sandbox, ".stryker-coverage", "daemon.log"), "utf8");
   t.regex(log, /mutant 5: test\/fake\.test\.ts › cached also fails unmutated after it; worker replaced, run again/);
+});
+
+test("stryker harness › a lazy worker imports a test file only when one of its tests is about to run", async (t) => {
+  // Given a sandbox with two test files, the second leaving a marker when imported
+  const sandbox = mkdtempSync(join(tmpdir(), "meshext-stryker-lazy-"));
+  t.teardown(() => rmSync(sandbox, { recursive: true, force: true }));
+  symlinkSync(SCRIPTS, join(sandbox, "scripts"), "dir");
+  mkdirSync(join(sandbox, "lib"));
+  mkdirSync(join(sandbox, "dist", "test"), { recursive: true });
+  writeFileSync(join(sandbox, "lib", "fake.js"), FAKE_MODULE);
+  writeFileSync(join(sandbox, "dist", "test", "fake.test.js"), FAKE_TESTS);
+  const marker = join(sandbox, "second-imported");
+  writeFileSync(join(sandbox, "dist", "test", "second.test.js"), `import test from "ava";\nimport { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "");\ntest("two", (t) => t.pass());\n`);
+  // When a lazy worker started with import-time mutant 1 on runs the first file's "limit" test
+  const worker = fork("scripts/stryker-worker.mjs", ["--lazy", "test/fake.test.ts", "test/second.test.ts"], {
+    cwd: sandbox, execArgv: ["--import=./scripts/stryker-ava-loader.mjs"], env: { ...process.env, __STRYKER_ACTIVE_MUTANT__: "1" }, stdio: ["ignore", "ignore", "ignore", "ipc"],
+  });
+  t.teardown(() => worker.kill("SIGKILL"));
+  const answers: Record<string, unknown>[] = [];
+  const next = () => new Promise<Record<string, unknown>>((resolve) => worker.once("message", resolve));
+  t.deepEqual(await next(), { ready: 0 }, "ready before importing anything");
+  worker.send({ id: 1, mutant: "1", tests: ["test/fake.test.ts › limit"], hitLimit: 10_000, timeoutsMs: [5000] });
+  answers.push(await next());
+  // Then the test failed (LIMIT was made with the mutant on) and the second file was not imported
+  t.like(answers[0], { id: 1, killed: true, ran: 1, failed: { test: "test/fake.test.ts › limit" } });
+  t.false(existsSync(marker));
+  // and a test of the second file imports it when it runs; an id no file registers is an error
+  worker.send({ id: 2, mutant: "1", tests: ["test/second.test.ts › two"], hitLimit: 10_000, timeoutsMs: [5000] });
+  t.like(await next(), { id: 2, killed: false, ran: 1 });
+  t.true(existsSync(marker));
+  worker.send({ id: 3, mutant: "1", tests: ["test/second.test.ts › three"], hitLimit: 10_000, timeoutsMs: [5000] });
+  t.like(await next(), { id: 3, error: "unknown test ids: test/second.test.ts › three" });
 });
