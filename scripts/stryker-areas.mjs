@@ -5,7 +5,7 @@
 export const STRYKER_AREAS = {
   admin: {
     mutate: ["extproc/admin/**/*.ts"],
-    tests: ["test/admin/access.test.ts", "test/admin/server.test.ts"],
+    tests: ["test/admin/access.test.ts", "test/admin/server.test.ts", "test/admin/metrics.test.ts"],
   },
   "decision-log": {
     mutate: ["extproc/decision-log/**/*.ts"],
@@ -20,13 +20,17 @@ export const STRYKER_AREAS = {
   },
   transport: {
     mutate: ["extproc/transport/grpc-*.ts"],
-    tests: ["test/transport/grpc-wire.test.ts", "test/transport/grpc-server.test.ts", "test/transport/grpc-edges.test.ts", "test/transport/cancel.test.ts", "test/transport/rapid-reset.test.ts"],
+    tests: ["test/transport/grpc-wire.test.ts", "test/transport/grpc-server.test.ts", "test/transport/grpc-edges.test.ts", "test/transport/cancel.test.ts", "test/transport/rapid-reset.test.ts", "test/transport/cancel-races.test.ts"],
   },
   "policy-source": {
     mutate: ["extproc/policy-source/**/*.ts"],
     tests: [
       "test/policy-source/last-good.test.ts", "test/policy-source/fail-closed.test.ts", "test/policy-source/http-source.test.ts", "test/policy-source/bounded-lists.test.ts",
       "test/policy-source/dataplane-client.test.ts", "test/policy-source/version-detect.test.ts", "test/policy-source/mesh-resources.test.ts", "test/policy/dir-source.test.ts",
+      "test/policy-source/dir-change-cost.test.ts", "test/policy-source/dir-rescan-reads.test.ts", "test/policy-source/engine-e2e.test.ts", "test/policy-source/ghost-dataplane.test.ts",
+      "test/policy-source/incremental-apply.test.ts", "test/policy-source/kuma-compat.test.ts", "test/policy-source/paced-long-poll.test.ts", "test/policy-source/policy-set-delta.test.ts",
+      "test/policy-source/policy-set-sidecar.test.ts", "test/policy-source/silent-control-plane.test.ts", "test/policy-source/sync-budget.test.ts", "test/policy-source/mesh-identity-sidecar.test.ts",
+      "test/properties/json-slices.test.ts", "test/properties/incremental-apply.test.ts",
     ],
   },
   "control-plane": {
@@ -35,6 +39,9 @@ export const STRYKER_AREAS = {
       "test/control-plane/api.test.ts", "test/control-plane/watch.test.ts", "test/control-plane/list-consistency.test.ts", "test/control-plane/safety.test.ts",
       "test/control-plane/store-edges.test.ts", "test/control-plane/names-and-paths.test.ts", "test/control-plane/dataplanes.test.ts", "test/control-plane/mesh-and-services.test.ts",
       "test/control-plane/inspect.test.ts", "test/control-plane/metrics.test.ts", "test/control-plane/container-patches.test.ts",
+      "test/control-plane/atomic-file.test.ts", "test/control-plane/decision-samples.test.ts", "test/control-plane/dry-run.test.ts", "test/control-plane/heartbeat-queue.test.ts",
+      "test/control-plane/long-poll-scale.test.ts", "test/control-plane/mesh-identity.test.ts", "test/control-plane/policy-set.test.ts", "test/control-plane/turn-slices.test.ts",
+      "test/control-plane/up.test.ts", "test/control-plane/kill9.test.ts", "test/properties/rest-router.test.ts",
     ],
   },
   policy: {
@@ -44,6 +51,9 @@ export const STRYKER_AREAS = {
       "test/policy/explain.test.ts", "test/policy/rate-limit.test.ts", "test/policy/rate-limit-layers.test.ts", "test/policy/shadow-deny.test.ts", "test/policy/mtp-rules.test.ts",
       "test/policy/route-order.test.ts", "test/policy/mesh-mtls.test.ts", "test/policy/select.test.ts", "test/policy/validate.test.ts", "test/policy/faults.test.ts",
       "test/policy/route-drops.test.ts", "test/policy/per-client-plans.test.ts", "test/policy/inspect.test.ts", "test/policy/kuma-version.test.ts",
+      "test/policy/header-value-validation.test.ts", "test/policy/kind-registry.test.ts", "test/policy/resource-name.test.ts", "test/policy/from-region-merges.test.ts",
+      "test/policy/compile-memos.test.ts", "test/policy/parse-async.test.ts", "test/policy/go-template.test.ts", "test/hardening/yaml-limits.test.ts",
+      "test/properties/simple-yaml.test.ts", "test/properties/policy-documents.test.ts", "test/properties/yaml-scan.test.ts", "test/properties/incremental-apply.test.ts",
     ],
   },
 };
