@@ -54,6 +54,11 @@ export const STRYKER_AREAS = {
       "test/policy/header-value-validation.test.ts", "test/policy/kind-registry.test.ts", "test/policy/resource-name.test.ts", "test/policy/from-region-merges.test.ts",
       "test/policy/compile-memos.test.ts", "test/policy/parse-async.test.ts", "test/policy/go-template.test.ts", "test/hardening/yaml-limits.test.ts",
       "test/properties/simple-yaml.test.ts", "test/properties/policy-documents.test.ts", "test/properties/yaml-scan.test.ts", "test/properties/incremental-apply.test.ts",
+      // the policy engine's views and documents as the control plane serves them (inspect goldens, Dataplane and
+      // MeshIdentity resources), its decisions through the request processor, and the decision log's audit
+      "test/control-plane/inspect.test.ts", "test/control-plane/dataplanes.test.ts", "test/control-plane/mesh-identity.test.ts", "test/transport/processor.test.ts",
+      "test/properties/request-processor.test.ts", "test/policy/selection-sidecar.test.ts", "test/policy/first-load-rejections.test.ts", "test/decision-log/recorder.test.ts",
+      "test/config/security-defaults.test.ts",
     ],
   },
 };
