@@ -146,8 +146,8 @@ export class PolicyEngine implements Decider {
     try {
       ev = this.evaluate(facts);
     } catch (err) {
-      this.opts.log?.error({ err, requestId: facts.requestId }, "policy evaluation failed");
-      return { type: "continue", explain: { action: "allow", kind: "none", reason: `engine error: ${(err as Error).message}` } };
+      this.opts.log?.error({ err, requestId: facts.requestId, direction: facts.direction }, "policy evaluation failed");
+      return evaluationFailed(facts, err);
     }
     // Every decision gets one debug line from the transport (with its stream id); a shadow deny is
     // also worth an info line on its own, since nothing else shows it.
@@ -188,6 +188,18 @@ export class PolicyEngine implements Decider {
     const { decision, trace } = decideInbound(inbound, identity, ctx, { traits: snap.traits, mtls: snap.mtls, identity: snap.identity, trustDomains: snap.trustDomains });
     return { decision, identity, inbound, trace, snapshot: snap };
   }
+}
+
+/**
+ * The decision when evaluating a request threw (a bug, never a policy's doing). An inbound request fails closed: a
+ * 500, as Envoy's ext_proc filter answers a failed processor without failure_mode_allow, since allowing it would
+ * skip the MeshTrafficPermission that may deny it. An outbound request continues unedited: outbound policies
+ * (routes, faults, rate limits) never grant access, so skipping them widens nothing.
+ */
+export function evaluationFailed(facts: Pick<RequestFacts, "direction">, err: unknown): Decision {
+  const reason = `engine error: ${err instanceof Error ? err.message : String(err)}`;
+  if (facts.direction === "outbound") return { type: "continue", explain: { action: "allow", kind: "none", reason } };
+  return { type: "respond", status: 500, body: "policy evaluation failed", headers: [], explain: { action: "deny", kind: "none", reason } };
 }
 
 /** One inbound: the only one, or the one named/numbered like `name`, or the listener's (facts.inbound), or the one on :authority's port. */
