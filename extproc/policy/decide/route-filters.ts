@@ -108,6 +108,7 @@ function newPath(mod: PathModifier | undefined, match: RouteMatch, fullPath: str
   return undefined;
 }
 
+/** :authority without its port (`[::1]:80` → `[::1]`: an IPv6 literal ends in `]`, never in `:digits`). */
 function authorityHost(authority: string): string {
-  return authority.replace(/^\[([^\]]*)\](:\d+)?$/, "[$1]").replace(/:\d+$/, "");
+  return authority.replace(/:\d+$/, "");
 }
