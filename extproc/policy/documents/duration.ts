@@ -6,9 +6,9 @@ const PART = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
 /** Parses a Go duration; returns undefined when the text is not one. Negative durations are rejected. */
 export function parseGoDurationMs(text: unknown): number | undefined {
   if (typeof text !== "string") return undefined;
-  if (text === "0") return 0;
-  if (text.length === 0) return undefined;
   let pos = text[0] === "+" ? 1 : 0;
+  // Go's time.ParseDuration: a bare "0" (after the sign) needs no unit.
+  if (text.length === pos + 1 && text[pos] === "0") return 0;
   if (pos >= text.length) return undefined;
   let totalMs = 0;
   while (pos < text.length) {
