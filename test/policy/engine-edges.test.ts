@@ -126,3 +126,47 @@ test("engine edges › the Kuma version followed applies from the next replace o
   // Then the snapshot carries 2.6's traits (no MeshIdentity before 2.12)
   t.false(e.current()?.traits.meshIdentity);
 });
+
+test("engine edges › with the audit on, a decision lists each matched policy item once and the client; off, it has none", (t) => {
+  // Given an MTP whose two from items both match web, and an outbound route
+  const policies = parsePolicyText(
+    `type: MeshTrafficPermission
+name: allow-web
+mesh: default
+spec:
+  targetRef: {kind: Mesh}
+  from:
+    - targetRef: {kind: Mesh}
+      default: {action: Deny}
+    - targetRef: {kind: MeshService, name: web}
+      default: {action: Allow}
+---
+type: MeshHTTPRoute
+name: to-b
+mesh: default
+spec:
+  targetRef: {kind: Mesh}
+  to:
+    - targetRef: {kind: MeshService, name: b}
+      rules:
+        - matches: [{path: {type: PathPrefix, value: /}}]
+          default:
+            filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x, value: "1"}]}}]
+`,
+    "audit.yaml",
+  ).policies;
+  const audited = new PolicyEngine({ dataplane: DATAPLANE, nowMs: () => 0, audit: true });
+  audited.replace(policies);
+  const web = facts({ headers: new Map([["x-forwarded-client-cert", "URI=spiffe://default/web"]]) });
+  // When an inbound and an outbound request are decided
+  const inbound = audited.decide(web);
+  const outbound = audited.decide(facts({ direction: "outbound", authority: "b:80" }));
+  // Then the inbound's audit names both items in order and the client; the outbound's the route rule, no client
+  t.is(inbound.explain.action, "allow");
+  t.deepEqual(inbound.audit?.(), { matched: ["MeshTrafficPermission/allow-web from[0]", "MeshTrafficPermission/allow-web from[1]"], client: { tags: "kuma.io/service=web", source: "xfcc" } });
+  t.deepEqual(outbound.audit?.(), { matched: ["MeshHTTPRoute/to-b to[0].rules[0]"] });
+  // and without the audit option no decision carries one
+  const plain = new PolicyEngine({ dataplane: DATAPLANE, nowMs: () => 0 });
+  plain.replace(policies);
+  t.false("audit" in plain.decide(web));
+});
