@@ -53,3 +53,52 @@ test("rate-limit layers › a layer that sets only onRateLimit.status keeps the 
   t.is(ask().type, "continue");
   t.deepEqual(reply(ask()), { status: 429, headers: [["x-limited-by", "base"]] });
 });
+
+const layered = `
+type: MeshRateLimit
+mesh: default
+name: layered
+spec:
+  targetRef: {kind: Mesh, proxyTypes: [Sidecar]}
+  rules:
+    - matches: [{spiffeID: {type: Exact, value: "${web}"}}]
+      default: {local: {http: {requestRate: {num: 1, interval: 10s}}}}
+    - matches: [{spiffeID: {type: Prefix, value: "${TD}/ns/shop"}}]
+      default: {local: {http: {requestRate: {num: 3, interval: 10s}}}}
+    - matches: [{spiffeID: {type: Prefix, value: "${TD}"}}]
+      default: {local: {http: {requestRate: {num: 4, interval: 10s}}}}
+    - default: {local: {http: {requestRate: {num: 6, interval: 10s}}}}
+`;
+
+/** How many of `n` requests in one instant pass before the first 429. */
+const passes = (ask: () => Decision, n = 10): number => {
+  let passed = 0;
+  for (let i = 0; i < n; i++) if (ask().type === "continue") passed++;
+  return passed;
+};
+
+test("rate-limit layers › the most specific layer decides whatever the rule order: Exact, then the longest Prefix, then the base", (t) => {
+  // Given layers listed most specific first: web exact (1), the shop namespace (3), the trust domain (4), a base of 6
+  const e = yamlEngine([ORDERS_DATAPLANE, layered].join("\n---\n"));
+  const ask = (spiffeID?: string) => () => e.ask({ inbound: "http", client: spiffeID ? { spiffeID } : {} });
+  // When each kind of client sends 10 requests at once
+  // Then web gets the exact layer's 1, batch the namespace's 3, a client of another namespace the trust domain's 4,
+  // and a client with no SPIFFE ID the base's 6
+  t.is(passes(ask(web)), 1);
+  t.is(passes(ask(batch)), 3);
+  t.is(passes(ask(`${TD}/ns/billing/sa/api`)), 4);
+  t.is(passes(ask()), 6);
+});
+
+test("rate-limit layers › each layer's clients share that layer's bucket, apart from the base's", (t) => {
+  // Given the same layers
+  const e = yamlEngine([ORDERS_DATAPLANE, layered].join("\n---\n"));
+  const ask = (spiffeID?: string) => () => e.ask({ inbound: "http", client: spiffeID ? { spiffeID } : {} });
+  // When two clients of the shop namespace layer and two of no identity take turns
+  const other = `${TD}/ns/shop/sa/report`;
+  const shop = [ask(batch)(), ask(other)(), ask(batch)(), ask(other)()].map((d) => d.type);
+  const plain = passes(ask(), 6);
+  // Then the namespace layer's 3 are shared by both shop clients, and the base's 6 were all left for the others
+  t.deepEqual(shop, ["continue", "continue", "continue", "respond"]);
+  t.is(plain, 6);
+});
