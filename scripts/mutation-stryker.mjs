@@ -178,7 +178,7 @@ function writeSummary(results) {
     "with no mutant in the same worker (otherwise a fresh worker runs the mutant again). A mutant no test reaches counts as",
     "\"no coverage\" (not killed, in the score's denominator). Killed includes timeouts; equivalent mutants are listed with",
     "a reason in scripts/stryker-equivalents.json and left out of the score.",
-    `Rows are updated per area; last written at commit ${commit} (HEAD when the run ended), Node ${process.version}, ${new Date().toISOString()}.`,
+    `Rows are updated per area (each row's run column names the commit it measured); last written with HEAD at ${commit}, Node ${process.version}, ${new Date().toISOString()}.`,
     "",
     "| area | mutants | killed | survived | no coverage | equivalent | score | s | run |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
@@ -210,6 +210,8 @@ for (const name of areaNames) {
   const verifyLog = join(REPORTS, name, "verify.jsonl");
   rmSync(verifyLog, { force: true });
   const started = Date.now();
+  const measured = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+  const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: ROOT, encoding: "utf8" }).trim() !== "";
   const env = { ...process.env, ...(verifyEvery > 0 ? { STRYKER_VERIFY_EVERY: String(verifyEvery), STRYKER_VERIFY_LOG: verifyLog } : {}) };
   const run = spawnSync(process.execPath, [join(ROOT, "node_modules/@stryker-mutator/core/bin/stryker.js"), "run", configFile], { cwd: ROOT, stdio: "inherit", env });
   const seconds = Math.round((Date.now() - started) / 1000);
@@ -221,7 +223,8 @@ for (const name of areaNames) {
   }
   const { map, files } = JSON.parse(readFileSync(coverageMapFile(name), "utf8"));
   const c = summarise(reclassifyUncovered(JSON.parse(readFileSync(reportFile, "utf8")), map, files), equivalents);
-  const note = since ? `since ${since}` : "full";
+  // The tree the sandbox was copied from: commits made while the run goes on are not in it.
+  const note = `${since ? `since ${since}` : "full"} at ${measured}${dirty ? " with uncommitted changes" : ""}`;
   results.push({ name, row: row(name, c, seconds, note) });
   console.log(`mutation:stryker: ${name}: ${c.killed + c.timeout} of ${c.mutants - c.equivalent} killed (${c.score.toFixed(1)} %), ${c.equivalent} equivalent, ${seconds} s`);
   for (const s of c.survivors) console.log(`  survivor ${s}`);
