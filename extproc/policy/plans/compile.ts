@@ -129,7 +129,7 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
       const sorted = sortByPrecedence(list, traits);
       const rules = traits.rulesKinds.has(kind) ? reuseOrBuild(before?.rules[kind], sorted, () => buildRulesPlan(kind, sorted, traits.ruleMatchExpansion) ?? NO_RULES) : NO_RULES;
       if (rules !== NO_RULES) plan.rules[kind] = rules;
-      else plan.from[kind] = reuseOrBuild(before?.from[kind], sorted, () => buildFromPlan(kind, sorted, groupingOf(traits)));
+      else plan.from[kind] = reuseOrBuild(before?.from[kind], sorted, () => buildFromPlan(kind, sorted, groupingOf(traits), before?.from[kind]));
     }
     return plan;
   });
