@@ -78,7 +78,7 @@ export class FetchedSet {
     const refused = [...fresh.rejected, ...deepRejected];
     // Last good versions are kept item by item, policies and resources alike (an invalid new Mesh keeps the
     // old Mesh: mTLS stays on), then read again like the fresh ones.
-    const keptItems = keepLastGoodBy(fresh.good, refused, this.inForceItems.size > 0 ? [...this.inForceItems.values()] : undefined, itemKey).slice(fresh.good.length);
+    const keptItems = refused.length === 0 ? [] : keepLastGoodBy(fresh.good, refused, this.inForceItems.size > 0 ? [...this.inForceItems.values()] : undefined, itemKey).slice(fresh.good.length);
     const kept = validateFetched(keptItems, this.mesh, kumaVersion, sourceOf);
     const both = mergeResources(fresh.resources, kept.resources);
     const goodItems = new Map<string, Resource>();
