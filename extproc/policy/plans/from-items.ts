@@ -36,9 +36,13 @@ export interface FromPlan {
   /** Policies selecting the inbound, ascending priority. */
   policies: Policy[];
   items: FromItem[];
-  meshItems: FromItem[];
-  /** Items indexed by their first positive tag "key\u0000value". */
-  byTag: Map<string, FromItem[]>;
+  /** The Mesh items' places in `items` (their orders), ascending. */
+  meshItems: number[];
+  /**
+   * The other items' places in `items` by their first positive tag "key\u0000value", ascending: places, not items,
+   * so that a plan rebuilt for a changed policy whose items keep their keys shares this index (buildFromPrevious).
+   */
+  byTag: Map<string, number[]>;
   /** Every positive tag value mentioned per key (Kuma's T). */
   tagValues: Map<string, Set<string>>;
   /**
@@ -81,13 +85,13 @@ export function buildFromPlan(kind: PolicyType, sorted: Policy[], grouping?: Gro
       const item: FromItem = { policy, index, subset: subsetOf(raw.targetRef), conf: (raw.default ?? {}) as Conf, order: plan.items.length };
       plan.items.push(item);
       if (item.subset.length === 0) {
-        plan.meshItems.push(item);
+        plan.meshItems.push(item.order);
         return;
       }
       const first = item.subset[0]!;
       const key = `${first.key}\u0000${first.value}`;
       if (!plan.byTag.has(key)) plan.byTag.set(key, []);
-      plan.byTag.get(key)!.push(item);
+      plan.byTag.get(key)!.push(item.order);
       for (const t of item.subset) {
         if (!plan.tagValues.has(t.key)) plan.tagValues.set(t.key, new Set());
         plan.tagValues.get(t.key)!.add(t.value);
@@ -107,9 +111,9 @@ function tagKeyOf(item: FromItem): string | undefined {
 /**
  * Fills `plan` (empty, for the same kind) from `previous` when only a few policies changed, each keeping its place
  * and its number of `from` items, and each new item its byTag key (or Mesh-ness): the unchanged policies' items,
- * orders, byTag and meshItems entries are those of `previous` (copied maps and arrays, never changed in place:
- * the old plan stays in force until the swap); tag values and cliques are reused when every subset is as it
- * was. False (plan untouched) when the edit is not of that shape.
+ * and byTag and meshItems (places, the same), are those of `previous` (shared, never changed in place: the old
+ * plan stays in force until the swap); tag values and cliques are reused when every subset is as it was.
+ * False (plan untouched) when the edit is not of that shape.
  */
 function buildFromPrevious(plan: FromPlan, previous: FromPlan, grouping: GroupingRules | undefined): boolean {
   const sorted = plan.policies;
@@ -137,23 +141,14 @@ function buildFromPrevious(plan: FromPlan, previous: FromPlan, grouping: Groupin
     start += count;
   }
   if (start !== previous.items.length) return false;
-  const byOld = new Map(replaced);
-  const swap = (items: readonly FromItem[]): FromItem[] => items.map((item) => byOld.get(item) ?? item);
-  plan.items = replaced.length === 0 ? previous.items : swap(previous.items);
-  plan.meshItems = previous.meshItems;
-  plan.byTag = previous.byTag;
+  plan.items = previous.items.slice();
   let sameSubsets = true;
-  const touched = new Set<string | undefined>();
   for (const [old, item] of replaced) {
-    touched.add(tagKeyOf(item));
+    plan.items[item.order] = item;
     if (old.subset !== item.subset && subsetText(old.subset) !== subsetText(item.subset)) sameSubsets = false;
   }
-  if (touched.has(undefined)) plan.meshItems = swap(previous.meshItems);
-  touched.delete(undefined);
-  if (touched.size > 0) {
-    plan.byTag = new Map(previous.byTag);
-    for (const key of touched) plan.byTag.set(key!, swap(previous.byTag.get(key!)!));
-  }
+  plan.meshItems = previous.meshItems;
+  plan.byTag = previous.byTag;
   if (sameSubsets) {
     plan.tagValues = previous.tagValues;
     if (previous.cliques) plan.cliques = previous.cliques;
@@ -271,9 +266,10 @@ function regions(choices: Array<[string, string[]]>): Array<Map<string, string>>
 }
 
 function coveringItems(plan: FromPlan, positives: Map<string, string>): FromItem[] {
-  const items = [...plan.meshItems];
+  const items = plan.meshItems.map((order) => plan.items[order]!);
   for (const [k, v] of positives) {
-    for (const item of plan.byTag.get(`${k}\u0000${v}`) ?? []) {
+    for (const order of plan.byTag.get(`${k}\u0000${v}`) ?? []) {
+      const item = plan.items[order]!;
       if (item.subset.every((t) => positives.get(t.key) === t.value)) items.push(item);
     }
   }
