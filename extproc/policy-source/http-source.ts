@@ -241,7 +241,7 @@ export class HttpPolicySource implements PolicySource {
     this.loadedValue = true;
     // One pass over the set, then every kind's gauge (each kind is set every time: nothing else to clear).
     const byKind = new Map<string, number>();
-    for (const p of policies) byKind.set(p.type, (byKind.get(p.type) ?? 0) + 1);
+    for (let i = 0; i < policies.length; i++) byKind.set(policies[i]!.type, (byKind.get(policies[i]!.type) ?? 0) + 1);
     for (const t of POLICY_TYPES) this.metrics.inForce.set({ kind: t.kind }, byKind.get(t.kind) ?? 0);
     this.metrics.rejected.set(rejected);
     this.metrics.rejectedTotal.inc(rejected);

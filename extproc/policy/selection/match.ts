@@ -71,7 +71,8 @@ export function policySelectsDataplane(policy: Policy, dp: Dataplane, ctx: Selec
   if (policy.mesh !== dp.mesh) return false;
   const traits = ctx.traits ?? versionTraits();
   if (traits.namespaceAndZoneScoping && !inScope(policy, dp)) return false;
-  for (const ib of dp.inbounds) if ((traits.ignoredInboundsSelected || !ib.ignored) && selectsInbound(policy.spec.targetRef, ib, dp, ctx, policy)) return true;
+  const all = dp.inbounds;
+  for (let i = 0; i < all.length; i++) if ((traits.ignoredInboundsSelected || !all[i]!.ignored) && selectsInbound(policy.spec.targetRef, all[i]!, dp, ctx, policy)) return true;
   return false;
 }
 
@@ -111,8 +112,9 @@ function proxyTypeMatches(ref: TargetRef, dp: Dataplane): boolean {
 
 /** Selector tags: exact value, or "*" for "key present with any value". */
 function tagsContain(tags: Readonly<Record<string, string>>, selector: Readonly<Record<string, string>>): boolean {
-  for (const k in selector) {
-    if (!Object.hasOwn(selector, k)) continue;
+  const keys = Object.keys(selector);
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
     const v = selector[k]!;
     const have = tags[k];
     if (have === undefined || (v !== "*" && have !== v)) return false;

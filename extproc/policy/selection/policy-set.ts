@@ -31,8 +31,8 @@ export function dedupe(input: readonly Policy[]): { policies: Policy[]; duplicat
   if (distinctLists.has(input)) return { policies: input as Policy[], duplicates: [] };
   // As a rule there are none: a Set of the keys finds that, and the answer is a copy of the input.
   const seen = new Set<string>();
-  for (const p of input) {
-    const key = keyOf(p);
+  for (let i = 0; i < input.length; i++) {
+    const key = keyOf(input[i]!);
     if (seen.has(key)) return dedupeFound(input);
     seen.add(key);
   }
