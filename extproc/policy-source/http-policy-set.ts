@@ -101,7 +101,7 @@ export class PolicySetReader {
     const etag = res.headers.get("etag") ?? "";
     let body: { dataplane?: unknown; items?: unknown };
     try {
-      body = this.parseSet(await readLimited(res, url, budget));
+      body = this.parseSet(await readLimited(res, url, budget), res.headers.get(DELTA_BASE_HEADER) !== null);
     } catch (err) {
       if (err instanceof SyncError) throw err;
       throw new SyncError(err instanceof SyntaxError ? "bad_response" : "network", `${url.pathname}: could not read the policy set: ${(err as Error).message}`);
@@ -153,7 +153,7 @@ export class PolicySetReader {
    * The answer as JSON.parse reads it, except that an item served with the same text as in the last answer is
    * the object parsed then (nothing reads it again: fetched-set.ts keeps its reading by object).
    */
-  private parseSet(text: string): { dataplane?: unknown; items?: unknown } {
+  private parseSet(text: string, delta: boolean): { dataplane?: unknown; items?: unknown } {
     const members = objectMembers(text);
     const rawItems = members?.get("items");
     const elements = rawItems === undefined ? undefined : arrayElements(rawItems);
@@ -163,6 +163,18 @@ export class PolicySetReader {
       if (name === "items") continue;
       const value: unknown = JSON.parse(raw); // every member is parsed: a body JSON.parse refuses is refused here too
       if (name === "dataplane") dataplane = value;
+    }
+    if (delta) {
+      // Relative to the set held: most items are their "kind/name" (a JSON string, read as it is), the few others
+      // objects as above; the last full answer's texts stay the ones a full answer is read against.
+      let changed: Map<string, unknown> | undefined;
+      const items = elements.map((raw) => {
+        if (raw.charCodeAt(0) === 34) return JSON.parse(raw) as unknown;
+        const item = changed?.get(raw) ?? this.lastItems.get(raw) ?? JSON.parse(raw);
+        (changed ??= new Map()).set(raw, item);
+        return item;
+      });
+      return { dataplane, items };
     }
     const parsed = new Map<string, unknown>();
     const items = elements.map((raw) => {
