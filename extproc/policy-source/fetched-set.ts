@@ -71,18 +71,18 @@ export class FetchedSet {
     // edit of one item of a held set hashes that item's text and the 32-byte digests, not every item's text.
     const texts = items.map((item) => this.reading(item) as string);
     const hash = createHash("sha256");
-    for (const item of items) hash.update(this.digest(item));
+    for (let i = 0; i < items.length; i++) hash.update(this.digest(items[i]!));
     const fingerprint = hash.update(JSON.stringify(deepRejected)).digest("hex");
     if (fingerprint === this.fingerprint) return undefined;
     const fresh = validateFetched(items, this.mesh, kumaVersion, sourceOf, { texts, memo: this.memo });
     const refused = [...fresh.rejected, ...deepRejected];
     // Last good versions are kept item by item, policies and resources alike (an invalid new Mesh keeps the
     // old Mesh: mTLS stays on), then read again like the fresh ones.
-    const keptItems = keepLastGoodBy(fresh.good, refused, this.inForceItems.size > 0 ? [...this.inForceItems.values()] : undefined, itemKey).slice(fresh.good.length);
+    const keptItems = refused.length === 0 ? [] : keepLastGoodBy(fresh.good, refused, this.inForceItems.size > 0 ? [...this.inForceItems.values()] : undefined, itemKey).slice(fresh.good.length);
     const kept = validateFetched(keptItems, this.mesh, kumaVersion, sourceOf);
     const both = mergeResources(fresh.resources, kept.resources);
     const goodItems = new Map<string, Resource>();
-    for (const item of [...fresh.good, ...kept.good]) goodItems.set(itemKey(item), item);
+    for (const good of [fresh.good, kept.good]) for (let i = 0; i < good.length; i++) goodItems.set(itemKey(good[i]!), good[i]!);
     return {
       policies: [...fresh.policies, ...kept.policies],
       resources: { ...both, meshes: withFailClosedMeshes(both.meshes, refused) as MeshResources["meshes"] },

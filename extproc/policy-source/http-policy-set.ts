@@ -101,14 +101,15 @@ export class PolicySetReader {
     const etag = res.headers.get("etag") ?? "";
     let body: { dataplane?: unknown; items?: unknown };
     try {
-      body = this.parseSet(await readLimited(res, url, budget));
+      body = this.parseSet(await readLimited(res, url, budget), res.headers.get(DELTA_BASE_HEADER) !== null);
     } catch (err) {
       if (err instanceof SyncError) throw err;
       throw new SyncError(err instanceof SyntaxError ? "bad_response" : "network", `${url.pathname}: could not read the policy set: ${(err as Error).message}`);
     }
     if (!body || !Array.isArray(body.items) || !etag) throw new SyncError("bad_response", `${url.pathname}: expected {dataplane, items} with an ETag`);
     const base = res.headers.get(DELTA_BASE_HEADER);
-    const items = base === null ? (body.items as Resource[]) : this.resolveDelta(body.items, base, url);
+    const keys: Array<string | undefined> = [];
+    const items = base === null ? (body.items as Resource[]) : this.resolveDelta(body.items, base, url, keys);
     const served = dataplaneFromObject(body.dataplane, this.opts.kumaVersion).dataplane;
     if (!served || !this.isOurs(served)) {
       if (!this.warnedMismatch) {
@@ -119,7 +120,12 @@ export class PolicySetReader {
       return undefined;
     }
     this.warnedMismatch = false;
-    this.held = { etag, byKey: new Map(items.flatMap((item) => (typeof item?.type === "string" && typeof item.name === "string" ? [[deltaItemKey(item.type, item.name), item] as const] : []))) };
+    const byKey = new Map<string, Resource>();
+    items.forEach((item, i) => {
+      const key = keys[i] ?? (typeof item?.type === "string" && typeof item.name === "string" ? deltaItemKey(item.type, item.name) : undefined);
+      if (key !== undefined) byKey.set(key, item);
+    });
+    this.held = { etag, byKey };
     return { items, etag };
   }
 
@@ -127,14 +133,15 @@ export class PolicySetReader {
    * The items of an answer relative to the set held (base: its ETag): an item left as it was comes as its key
    * and is the object held. An answer this sidecar cannot resolve is refused, and the next one asked for in full.
    */
-  private resolveDelta(items: unknown[], base: string, url: URL): Resource[] {
+  private resolveDelta(items: unknown[], base: string, url: URL, keys: Array<string | undefined>): Resource[] {
     const held = this.held;
     this.held = undefined; // set again once this answer is taken
     if (!held || held.etag !== base) throw new SyncError("bad_response", `${url.pathname}: an answer relative to a set this sidecar does not hold (${base})`);
-    return items.map((item) => {
+    return items.map((item, i) => {
       if (typeof item !== "string") return item as Resource;
       const kept = held.byKey.get(item);
       if (!kept) throw new SyncError("bad_response", `${url.pathname}: an answer relative to the set held names ${item}, which it does not hold`);
+      keys[i] = item; // the held object's key, as it was named: not made again
       return kept;
     });
   }
@@ -146,7 +153,7 @@ export class PolicySetReader {
    * The answer as JSON.parse reads it, except that an item served with the same text as in the last answer is
    * the object parsed then (nothing reads it again: fetched-set.ts keeps its reading by object).
    */
-  private parseSet(text: string): { dataplane?: unknown; items?: unknown } {
+  private parseSet(text: string, delta: boolean): { dataplane?: unknown; items?: unknown } {
     const members = objectMembers(text);
     const rawItems = members?.get("items");
     const elements = rawItems === undefined ? undefined : arrayElements(rawItems);
@@ -156,6 +163,18 @@ export class PolicySetReader {
       if (name === "items") continue;
       const value: unknown = JSON.parse(raw); // every member is parsed: a body JSON.parse refuses is refused here too
       if (name === "dataplane") dataplane = value;
+    }
+    if (delta) {
+      // Relative to the set held: most items are their "kind/name" (a JSON string, read as it is), the few others
+      // objects as above; the last full answer's texts stay the ones a full answer is read against.
+      let changed: Map<string, unknown> | undefined;
+      const items = elements.map((raw) => {
+        if (raw.charCodeAt(0) === 34) return JSON.parse(raw) as unknown;
+        const item = changed?.get(raw) ?? this.lastItems.get(raw) ?? JSON.parse(raw);
+        (changed ??= new Map()).set(raw, item);
+        return item;
+      });
+      return { dataplane, items };
     }
     const parsed = new Map<string, unknown>();
     const items = elements.map((raw) => {

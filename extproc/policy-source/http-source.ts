@@ -167,22 +167,25 @@ export class HttpPolicySource implements PolicySource {
   /** Holds one long-poll per kind (or one on this dataplane's set); the first change (or failure) cancels the others. */
   private async watch(etags: Map<string, string>): Promise<"changed" | "unchanged" | "failed"> {
     this.metrics.attempts.inc();
-    const round = new AbortController();
-    const signal = AbortSignal.any([round.signal, this.inflight.signal]);
-    allowListeners(signal, FETCHED_TYPES.length + 1);
     let waitMs = this.opts.longPollWaitMs ?? 30_000;
     if (this.sets?.pending && !etags.has(POLICY_SET_WATCH)) waitMs = Math.min(waitMs, (this.probeWaitMs *= 2) / 2);
     const set = etags.get(POLICY_SET_WATCH);
+    // One long-poll (this dataplane's set) has no others to end: it waits on the source's own signal, and the
+    // round is over once it failed, as a round's controller would say; several share a round controller.
+    const round = set ? undefined : new AbortController();
+    let roundOver = false;
+    const endRound = () => ((roundOver = true), round?.abort(ROUND_OVER));
+    const signal = round ? allowListeners(AbortSignal.any([round.signal, this.inflight.signal]), FETCHED_TYPES.length + 1) : this.inflight.signal;
     const waits = set ? [() => this.waitForSet(set, waitMs, signal)] : FETCHED_TYPES.filter((t) => etags.has(t.plural)).map((t) => () => this.client.waitForChange(t, etags.get(t.plural)!, waitMs, signal));
     try {
       const results = await Promise.all(
         waits.map(async (waitForChange) => {
           const r = await waitForChange();
-          if (r !== "unchanged" && waits.length > 1) round.abort(ROUND_OVER); // the other long-polls end
+          if (r !== "unchanged" && waits.length > 1) endRound(); // the other long-polls end
           return r;
         }),
       ).catch((err: unknown) => {
-        round.abort(ROUND_OVER);
+        endRound();
         throw err;
       });
       if (results.includes("unsupported")) {
@@ -196,7 +199,7 @@ export class HttpPolicySource implements PolicySource {
       }
       return "changed";
     } catch (err) {
-      if (round.signal.aborted && !this.inflight.signal.aborted && !(err instanceof SyncError)) return "changed";
+      if (roundOver && !this.inflight.signal.aborted && !(err instanceof SyncError)) return "changed";
       if (this.stopped) return "failed";
       this.recordFailure(err);
       return "failed";
@@ -236,8 +239,10 @@ export class HttpPolicySource implements PolicySource {
   private commit(policies: Policy[], origin: string, rejected: number, resources: MeshResources): void {
     this.opts.apply(policies, origin, resources);
     this.loadedValue = true;
-    this.metrics.inForce.reset();
-    for (const t of POLICY_TYPES) this.metrics.inForce.set({ kind: t.kind }, policies.filter((p) => p.type === t.kind).length);
+    // One pass over the set, then every kind's gauge (each kind is set every time: nothing else to clear).
+    const byKind = new Map<string, number>();
+    for (let i = 0; i < policies.length; i++) byKind.set(policies[i]!.type, (byKind.get(policies[i]!.type) ?? 0) + 1);
+    for (const t of POLICY_TYPES) this.metrics.inForce.set({ kind: t.kind }, byKind.get(t.kind) ?? 0);
     this.metrics.rejected.set(rejected);
     this.metrics.rejectedTotal.inc(rejected);
     // Debug only: the engine's "policy set in force" line says it at info, and each rejected item has its warning.

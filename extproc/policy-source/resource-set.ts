@@ -52,14 +52,18 @@ export function validateFetched(items: readonly Resource[], mesh: string, kumaVe
     // Mesh of a real Kuma, carry creationTime.
     if (kind === MESH_TYPE.kind && (item as { creationTime?: unknown }).creationTime === undefined) return;
     const name = (item as { name?: unknown } | null)?.name;
-    const outcome = memo ? memo.memo.outcome(memo.texts[i]!, () => validateItem(item, kind, kumaVersion)) : validateItem(item, kind, kumaVersion);
+    // A result from the memo is for the same text, so for the same kind, mesh and name: its policy's source
+    // (made of those, by the one sourceOf a memo's owner passes) is already what sourceOf would make again.
+    const known = memo?.memo.known(memo.texts[i]!);
+    const outcome = known ?? validateItem(item, kind, kumaVersion);
+    memo?.memo.keep(memo.texts[i]!, outcome, known !== undefined);
     if ("violations" in outcome) {
       set.rejected.push({ ...(typeof kind === "string" ? { kind } : {}), ...(typeof name === "string" ? { name } : {}), violations: outcome.violations });
       return;
     }
     if ("resource" in outcome) resources.push(outcome.resource);
     else {
-      if (sourceOf) outcome.policy.source = sourceOf(item);
+      if (sourceOf && (known === undefined || outcome.policy.source === undefined)) outcome.policy.source = sourceOf(item);
       set.policies.push(outcome.policy);
     }
     set.good.push(item);

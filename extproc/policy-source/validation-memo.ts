@@ -25,14 +25,22 @@ export class ValidationMemo {
 
   /** The outcome for an item whose text is `text`: the last round's, or `validate()`'s now; kept for the next round. */
   outcome(text: string, validate: () => ItemOutcome): ItemOutcome {
-    let outcome = this.next.get(text) ?? this.last.get(text);
-    if (outcome) this.reused++;
-    else {
-      outcome = validate();
-      this.validated++;
-    }
-    this.next.set(text, outcome);
+    const known = this.known(text);
+    const outcome = known ?? validate();
+    this.keep(text, outcome, known !== undefined);
     return outcome;
+  }
+
+  /** What this round or the last one found for `text`, if anything (then `keep` it with `reused`). */
+  known(text: string): ItemOutcome | undefined {
+    return this.next.get(text) ?? this.last.get(text);
+  }
+
+  /** Keeps `outcome` for `text` for the next round; `reused`: it came from known(), else it was validated now. */
+  keep(text: string, outcome: ItemOutcome, reused: boolean): void {
+    if (reused) this.reused++;
+    else this.validated++;
+    this.next.set(text, outcome);
   }
 
   /** Ends the round: only what it saw is kept, so the memo holds at most one set's items. */

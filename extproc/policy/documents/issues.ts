@@ -111,10 +111,20 @@ export class Issues {
 
 /** Removes `null` values deeply: in Kuma a null is an absent field, never an "unset". */
 export function dropNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.filter((x) => x !== null).map(dropNulls);
+  // Run on every document validated: plain loops (no entry pairs, no filtered copy), as filter/map and entries read.
+  if (Array.isArray(v)) {
+    const out: unknown[] = [];
+    for (let i = 0; i < v.length; i++) if (i in v && v[i] !== null) out.push(dropNulls(v[i]));
+    return out;
+  }
   if (isObj(v)) {
     const out: Obj = {};
-    for (const [k, val] of Object.entries(v)) if (val !== null && val !== undefined) out[k] = dropNulls(val);
+    const keys = Object.keys(v);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      const val = v[k];
+      if (val !== null && val !== undefined) out[k] = dropNulls(val);
+    }
     return out;
   }
   return v;

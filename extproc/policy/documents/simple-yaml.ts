@@ -133,7 +133,7 @@ class Reader {
       const entry = mapEntry(line.rest);
       if (!entry) throw new NotSimple();
       const [key, text] = entry;
-      if (!KEY.test(key) || NOT_STRING_KEY.test(key) || Object.prototype.hasOwnProperty.call(out, key)) throw new NotSimple();
+      if (!KEY.test(key) || (mayNotBeStringKey(key) && NOT_STRING_KEY.test(key)) || Object.prototype.hasOwnProperty.call(out, key)) throw new NotSimple();
       this.at++;
       if (text === "") out[key] = this.child(indent, depth);
       else {
@@ -172,6 +172,12 @@ class Reader {
   }
 }
 
+/** Whether `key` starts as a NOT_STRING_KEY can (n N t T f F _): only then is that pattern tried. */
+function mayNotBeStringKey(key: string): boolean {
+  const c = key.charCodeAt(0);
+  return c === 110 || c === 78 || c === 116 || c === 84 || c === 102 || c === 70 || c === 95;
+}
+
 /** A plain one-line scalar as YAML 1.2's core schema resolves it; NotSimple for anything this subset leaves out. */
 function scalar(s: string): unknown {
   if (QUOTED.test(s)) return s.slice(1, -1);
@@ -179,10 +185,11 @@ function scalar(s: string): unknown {
   if (s === "[]") return [];
   if (s === "{}") return {};
   if (s.startsWith(" ") || /[[\]{},]/.test(s) || s.includes(": ") || s.endsWith(":")) throw new NotSimple();
-  if (NULL.test(s)) return null;
-  if (BOOL.test(s)) return s[0] === "t" || s[0] === "T";
-  if (INT.test(s)) return Number(s);
+  // Each pattern is tried only for the first characters it can start with (most values are names: none).
   const c = s.charCodeAt(0);
+  if ((c === 126 || c === 110 || c === 78) && NULL.test(s)) return null; // ~ n N
+  if ((c === 116 || c === 84 || c === 102 || c === 70) && BOOL.test(s)) return s[0] === "t" || s[0] === "T"; // t T f F
+  if (((c >= 48 && c <= 57) || c === 45) && INT.test(s)) return Number(s); // digits, -
   if (c >= 48 && c <= 57) {
     if (DIGITS_THEN_UNIT.test(s)) return s;
     throw new NotSimple();

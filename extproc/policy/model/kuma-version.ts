@@ -205,8 +205,19 @@ function kindSets(version: KumaMinor): Pick<VersionTraits, "rulesKinds" | "match
 
 const PATCH_ROWS = new Map<KumaVersion, VersionTraits>();
 
+/** Every version's row as versionTraits gave it: asked once per document validated, so not split again each time. */
+const TRAITS_OF = new Map<KumaVersion, VersionTraits>();
+
 /** The row of `v`'s minor with the fixes its patch level carries. */
 export function versionTraits(v: KumaVersion = DEFAULT_KUMA_VERSION): VersionTraits {
+  const known = TRAITS_OF.get(v);
+  if (known !== undefined) return known;
+  const traits = traitsOf(v);
+  if (traits !== undefined) TRAITS_OF.set(v, traits);
+  return traits;
+}
+
+function traitsOf(v: KumaVersion): VersionTraits {
   const [minor, patch] = splitVersion(v);
   const row = TABLE.get(minor)!;
   if (patch === 0) return row;

@@ -95,12 +95,16 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
   const shadowed: Policy[] = [];
   let unselected = 0;
   let otherMesh = 0;
-  for (const p of policies) {
+  const selectContext = { traits, routes: routesByName };
+  // Indexed loops over the set (here and in what a set's apply runs per policy): applies are rare, so this code
+  // often runs unoptimized, where a for-of makes an iterator result per step.
+  for (let n = 0; n < policies.length; n++) {
+    const p = policies[n]!;
     if (p.mesh !== dataplane.mesh) {
       otherMesh++;
       continue;
     }
-    const selected = selectedInbounds(p, dataplane, { traits, routes: routesByName });
+    const selected = selectedInbounds(p, dataplane, selectContext);
     if (selected.length === 0) {
       unselected++;
       continue;
@@ -113,8 +117,8 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
       routes.push(p);
       continue;
     }
-    for (const ib of selected) {
-      const byKind = perInbound[dataplane.inbounds.indexOf(ib)]!;
+    for (let s = 0; s < selected.length; s++) {
+      const byKind = perInbound[dataplane.inbounds.indexOf(selected[s]!)]!;
       if (!byKind.has(p.type)) byKind.set(p.type, []);
       byKind.get(p.type)!.push(p);
     }
@@ -129,7 +133,7 @@ export function compile(input: readonly Policy[], dataplane: Dataplane, version:
       const sorted = sortByPrecedence(list, traits);
       const rules = traits.rulesKinds.has(kind) ? reuseOrBuild(before?.rules[kind], sorted, () => buildRulesPlan(kind, sorted, traits.ruleMatchExpansion) ?? NO_RULES) : NO_RULES;
       if (rules !== NO_RULES) plan.rules[kind] = rules;
-      else plan.from[kind] = reuseOrBuild(before?.from[kind], sorted, () => buildFromPlan(kind, sorted, groupingOf(traits)));
+      else plan.from[kind] = reuseOrBuild(before?.from[kind], sorted, () => buildFromPlan(kind, sorted, groupingOf(traits), before?.from[kind]));
     }
     return plan;
   });

@@ -6,7 +6,7 @@ import { mergeConfs, type Conf } from "../selection/merge.js";
 import type { FaultPlan } from "./fault-plan.js";
 import { asSubset } from "../selection/match.js";
 import type { Policy, PolicyType, Tag, TagSet, TargetRef } from "../model/types.js";
-import { groupSubsets, type GroupingRules } from "./subset-groups.js";
+import { groupSubsets, subsetText, type GroupingRules } from "./subset-groups.js";
 
 export interface FromItem {
   policy: Policy;
@@ -36,9 +36,13 @@ export interface FromPlan {
   /** Policies selecting the inbound, ascending priority. */
   policies: Policy[];
   items: FromItem[];
-  meshItems: FromItem[];
-  /** Items indexed by their first positive tag "key\u0000value". */
-  byTag: Map<string, FromItem[]>;
+  /** The Mesh items' places in `items` (their orders), ascending. */
+  meshItems: number[];
+  /**
+   * The other items' places in `items` by their first positive tag "key\u0000value", ascending: places, not items,
+   * so that a plan rebuilt for a changed policy whose items keep their keys shares this index (buildFromPrevious).
+   */
+  byTag: Map<string, number[]>;
   /** Every positive tag value mentioned per key (Kuma's T). */
   tagValues: Map<string, Set<string>>;
   /**
@@ -68,20 +72,26 @@ function subsetOf(ref: TargetRef): Tag[] {
 }
 export const FROM_CACHE_ENTRIES = 4096;
 
-export function buildFromPlan(kind: PolicyType, sorted: Policy[], grouping?: GroupingRules): FromPlan {
+/**
+ * The plan of `sorted`. With `previous` (the plan this one replaces, for the same kind and grouping), the items of
+ * every policy that is the same object as at its place there are that plan's, and only the changed policies'
+ * items are made: what follows is the plan a build from nothing gives, item for item (buildFromPrevious).
+ */
+export function buildFromPlan(kind: PolicyType, sorted: Policy[], grouping?: GroupingRules, previous?: FromPlan): FromPlan {
   const plan: FromPlan = { kind, policies: sorted, items: [], meshItems: [], byTag: new Map(), tagValues: new Map(), cache: new Map(), regions: new Map(), merges: 0 };
+  if (previous && buildFromPrevious(plan, previous, grouping)) return plan;
   for (const policy of sorted) {
     (policy.spec.from ?? []).forEach((raw, index) => {
       const item: FromItem = { policy, index, subset: subsetOf(raw.targetRef), conf: (raw.default ?? {}) as Conf, order: plan.items.length };
       plan.items.push(item);
       if (item.subset.length === 0) {
-        plan.meshItems.push(item);
+        plan.meshItems.push(item.order);
         return;
       }
       const first = item.subset[0]!;
       const key = `${first.key}\u0000${first.value}`;
       if (!plan.byTag.has(key)) plan.byTag.set(key, []);
-      plan.byTag.get(key)!.push(item);
+      plan.byTag.get(key)!.push(item.order);
       for (const t of item.subset) {
         if (!plan.tagValues.has(t.key)) plan.tagValues.set(t.key, new Set());
         plan.tagValues.get(t.key)!.add(t.value);
@@ -90,6 +100,68 @@ export function buildFromPlan(kind: PolicyType, sorted: Policy[], grouping?: Gro
   }
   if (grouping?.cliques) plan.cliques = cliqueTagValues(plan.items, grouping);
   return plan;
+}
+
+/** The item's key in byTag ("key\u0000value" of its first tag), or undefined for a Mesh item (in meshItems). */
+function tagKeyOf(item: FromItem): string | undefined {
+  const first = item.subset[0];
+  return first === undefined ? undefined : `${first.key}\u0000${first.value}`;
+}
+
+/**
+ * Fills `plan` (empty, for the same kind) from `previous` when only a few policies changed, each keeping its place
+ * and its number of `from` items, and each new item its byTag key (or Mesh-ness): the unchanged policies' items,
+ * and byTag and meshItems (places, the same), are those of `previous` (shared, never changed in place: the old
+ * plan stays in force until the swap); tag values and cliques are reused when every subset is as it was.
+ * False (plan untouched) when the edit is not of that shape.
+ */
+function buildFromPrevious(plan: FromPlan, previous: FromPlan, grouping: GroupingRules | undefined): boolean {
+  const sorted = plan.policies;
+  if (previous.kind !== plan.kind || previous.policies.length !== sorted.length) return false;
+  const replaced: Array<[FromItem, FromItem]> = [];
+  let changedPolicies = 0;
+  let start = 0;
+  for (let i = 0; i < sorted.length; i++) {
+    const policy = sorted[i]!;
+    const was = previous.policies[i]!;
+    const from = policy.spec.from ?? [];
+    const count = (was.spec.from ?? []).length;
+    if (policy === was) {
+      start += count;
+      continue;
+    }
+    if (from.length !== count || ++changedPolicies * 2 > sorted.length) return false;
+    for (let index = 0; index < count; index++) {
+      const old = previous.items[start + index]!;
+      const raw = from[index]!;
+      const item: FromItem = { policy, index, subset: subsetOf(raw.targetRef), conf: (raw.default ?? {}) as Conf, order: old.order };
+      if (tagKeyOf(item) !== tagKeyOf(old)) return false;
+      replaced.push([old, item]);
+    }
+    start += count;
+  }
+  if (start !== previous.items.length) return false;
+  plan.items = previous.items.slice();
+  let sameSubsets = true;
+  for (const [old, item] of replaced) {
+    plan.items[item.order] = item;
+    if (old.subset !== item.subset && subsetText(old.subset) !== subsetText(item.subset)) sameSubsets = false;
+  }
+  plan.meshItems = previous.meshItems;
+  plan.byTag = previous.byTag;
+  if (sameSubsets) {
+    plan.tagValues = previous.tagValues;
+    if (previous.cliques) plan.cliques = previous.cliques;
+    return true;
+  }
+  for (const item of plan.items) {
+    for (const t of item.subset) {
+      if (!plan.tagValues.has(t.key)) plan.tagValues.set(t.key, new Set());
+      plan.tagValues.get(t.key)!.add(t.value);
+    }
+  }
+  if (grouping?.cliques) plan.cliques = cliqueTagValues(plan.items, grouping);
+  return true;
 }
 
 /** Each grouping's tag values: groupSubsets answers the same input with the same groups, so its answer keys them. */
@@ -194,9 +266,10 @@ function regions(choices: Array<[string, string[]]>): Array<Map<string, string>>
 }
 
 function coveringItems(plan: FromPlan, positives: Map<string, string>): FromItem[] {
-  const items = [...plan.meshItems];
+  const items = plan.meshItems.map((order) => plan.items[order]!);
   for (const [k, v] of positives) {
-    for (const item of plan.byTag.get(`${k}\u0000${v}`) ?? []) {
+    for (const order of plan.byTag.get(`${k}\u0000${v}`) ?? []) {
+      const item = plan.items[order]!;
       if (item.subset.every((t) => positives.get(t.key) === t.value)) items.push(item);
     }
   }

@@ -44,19 +44,36 @@ export function selectsInbound(ref: TargetRef, inbound: Inbound, dp: Dataplane, 
  * Inbounds of `dp` a policy's top-level targetRef selects: same mesh, the 2.9+ namespace and zone scoping of
  * the version, then the kind. Empty = the policy cannot select this dataplane.
  */
-export function selectedInbounds(policy: Policy, dp: Dataplane, ctx: SelectContext = {}): Inbound[] {
-  if (policy.mesh !== dp.mesh) return [];
+export function selectedInbounds(policy: Policy, dp: Dataplane, ctx: SelectContext = {}): readonly Inbound[] {
+  if (policy.mesh !== dp.mesh) return NO_INBOUNDS;
   const traits = ctx.traits ?? versionTraits();
-  if (traits.namespaceAndZoneScoping && !inScope(policy, dp)) return [];
-  return dp.inbounds.filter((ib) => (traits.ignoredInboundsSelected || !ib.ignored) && selectsInbound(policy.spec.targetRef, ib, dp, ctx, policy));
+  if (traits.namespaceAndZoneScoping && !inScope(policy, dp)) return NO_INBOUNDS;
+  // Called for every policy of a set on every apply: no array is made when all inbounds or none are selected
+  // (a sidecar's one inbound, as a rule); the answer is read-only.
+  let selected: Inbound[] | undefined;
+  const all = dp.inbounds;
+  for (let i = 0; i < all.length; i++) {
+    const ib = all[i]!;
+    const hit = (traits.ignoredInboundsSelected || !ib.ignored) && selectsInbound(policy.spec.targetRef, ib, dp, ctx, policy);
+    if (hit && selected) selected.push(ib);
+    else if (!hit && !selected) selected = all.slice(0, i);
+  }
+  return selected === undefined ? all : selected.length === 0 ? NO_INBOUNDS : selected;
 }
+
+const NO_INBOUNDS: readonly Inbound[] = Object.freeze([]);
 
 /**
  * THE predicate "can this policy's top-level targetRef select this dataplane" (kind, name, tags, labels,
  * sectionName, proxyTypes, namespace and zone scope), both dialects; the engine's compile uses it.
  */
 export function policySelectsDataplane(policy: Policy, dp: Dataplane, ctx: SelectContext = {}): boolean {
-  return selectedInbounds(policy, dp, ctx).length > 0;
+  if (policy.mesh !== dp.mesh) return false;
+  const traits = ctx.traits ?? versionTraits();
+  if (traits.namespaceAndZoneScoping && !inScope(policy, dp)) return false;
+  const all = dp.inbounds;
+  for (let i = 0; i < all.length; i++) if ((traits.ignoredInboundsSelected || !all[i]!.ignored) && selectsInbound(policy.spec.targetRef, all[i]!, dp, ctx, policy)) return true;
+  return false;
 }
 
 /** dppSelectedByNamespace and dppSelectedByZone (pkg/plugins/policies/core/matchers/dataplane.go, 2.9+). */
@@ -95,7 +112,10 @@ function proxyTypeMatches(ref: TargetRef, dp: Dataplane): boolean {
 
 /** Selector tags: exact value, or "*" for "key present with any value". */
 function tagsContain(tags: Readonly<Record<string, string>>, selector: Readonly<Record<string, string>>): boolean {
-  for (const [k, v] of Object.entries(selector)) {
+  // for-in over own keys: Object.keys' order, without an array per call (this runs for every policy of a set).
+  for (const k in selector) {
+    if (!Object.hasOwn(selector, k)) continue;
+    const v = selector[k]!;
     const have = tags[k];
     if (have === undefined || (v !== "*" && have !== v)) return false;
   }

@@ -17,8 +17,29 @@ function keyOf(p: Policy): string {
   return key;
 }
 
+/** Lists made by dedupe's callers from a deduped list (select.ts's `kept`): nothing to resolve in them again. */
+const distinctLists = new WeakSet<readonly Policy[]>();
+
+/** Marks `list`, made by keeping some of a list dedupe returned (and never changed after), as having no duplicates. */
+export function knownDistinct<T extends readonly Policy[]>(list: T): T {
+  distinctLists.add(list);
+  return list;
+}
+
 /** One policy per type/mesh/name, the later in the input replacing the earlier in place (order kept). */
 export function dedupe(input: readonly Policy[]): { policies: Policy[]; duplicates: string[] } {
+  if (distinctLists.has(input)) return { policies: input as Policy[], duplicates: [] };
+  // As a rule there are none: a Set of the keys finds that, and the answer is a copy of the input.
+  const seen = new Set<string>();
+  for (let i = 0; i < input.length; i++) {
+    const key = keyOf(input[i]!);
+    if (seen.has(key)) return dedupeFound(input);
+    seen.add(key);
+  }
+  return { policies: input.slice(), duplicates: [] };
+}
+
+function dedupeFound(input: readonly Policy[]): { policies: Policy[]; duplicates: string[] } {
   const byKey = new Map<string, Policy>();
   const duplicates: string[] = [];
   for (const p of input) {

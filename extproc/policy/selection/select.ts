@@ -1,7 +1,7 @@
 // The selection filter: of a validated mesh-wide policy set, keep only what can select this dataplane, so a
 // sidecar's memory and compile time grow with what selects it, not with the mesh. Pure; property-tested
 // (test/policy/select.test.ts) to decide exactly as the unfiltered set does.
-import { dedupe, routesOf } from "./policy-set.js";
+import { dedupe, knownDistinct, routesOf } from "./policy-set.js";
 import type { Dataplane } from "../model/dataplane.js";
 import { versionTraits, type KumaVersion } from "../model/kuma-version.js";
 import { policySelectsDataplane } from "./match.js";
@@ -30,7 +30,7 @@ export interface SelectionCounts {
 export function selectForDataplane(policies: readonly Policy[], dp: Dataplane, kumaVersion?: KumaVersion): Selection {
   const { policies: distinct } = dedupe(policies);
   const ctx = { traits: versionTraits(kumaVersion), routes: routesOf(distinct, dp.mesh) };
-  return { kept: distinct.filter((p) => policySelectsDataplane(p, dp, ctx)), total: distinct.length };
+  return { kept: knownDistinct(distinct.filter((p) => policySelectsDataplane(p, dp, ctx))), total: distinct.length };
 }
 
 /**
