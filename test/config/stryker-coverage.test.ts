@@ -149,11 +149,13 @@ test("stryker coverage › the hook writes a process's hit counts at exit, and a
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const env = { ...process.env, NODE_OPTIONS: `--import=${pathToFileURL(join(SCRIPTS, "stryker-coverage-hook.mjs")).href}`, STRYKER_COVERAGE_DIR: dir, STRYKER_COVERAGE_TEST: A };
   const setGlobal = (id: string) => `globalThis.__stryker__ = { mutantCoverage: { static: { "${id}": 1 }, perTest: {} } };`;
-  // When one exits normally and the other is killed with SIGTERM after a second
+  // When one exits normally and the other is killed with SIGTERM once it has saved
   const exited = spawnSync(process.execPath, ["-e", setGlobal("5")], { env });
   t.is(exited.status, 0, String(exited.stderr));
   const killed = spawn(process.execPath, ["-e", `${setGlobal("6")} setInterval(() => {}, 1000);`], { env });
-  await new Promise((r) => setTimeout(r, 1000));
+  // (its file appears while it runs: waited for, since a loaded machine may take over a second to start node)
+  const savedBy = Date.now() + 30_000;
+  while (readdirSync(dir).filter((f) => f.endsWith(".json")).length < 2 && Date.now() < savedBy) await new Promise((r) => setTimeout(r, 50));
   killed.kill("SIGTERM");
   await new Promise((r) => killed.once("exit", r));
   // Then both left their coverage, named by the test
