@@ -45,17 +45,15 @@ export function selectsInbound(ref: TargetRef, inbound: Inbound, dp: Dataplane, 
  * the version, then the kind. Empty = the policy cannot select this dataplane.
  */
 export function selectedInbounds(policy: Policy, dp: Dataplane, ctx: SelectContext = {}): readonly Inbound[] {
-  if (policy.mesh !== dp.mesh) return NO_INBOUNDS;
-  const traits = ctx.traits ?? versionTraits();
-  if (traits.namespaceAndZoneScoping && !inScope(policy, dp)) return NO_INBOUNDS;
+  const traits = scopeTraits(policy, dp, ctx);
+  if (!traits) return NO_INBOUNDS;
   // Called for every policy of a set on every apply: no array is made when all inbounds or none are selected
   // (a sidecar's one inbound, as a rule); the answer is read-only.
   let selected: Inbound[] | undefined;
   const all = dp.inbounds;
   for (let i = 0; i < all.length; i++) {
-    const ib = all[i]!;
-    const hit = (traits.ignoredInboundsSelected || !ib.ignored) && selectsInbound(policy.spec.targetRef, ib, dp, ctx, policy);
-    if (hit && selected) selected.push(ib);
+    const hit = picks(policy, all[i]!, dp, ctx, traits);
+    if (hit && selected) selected.push(all[i]!);
     else if (!hit && !selected) selected = all.slice(0, i);
   }
   return selected === undefined ? all : selected.length === 0 ? NO_INBOUNDS : selected;
@@ -65,15 +63,27 @@ const NO_INBOUNDS: readonly Inbound[] = Object.freeze([]);
 
 /**
  * THE predicate "can this policy's top-level targetRef select this dataplane" (kind, name, tags, labels,
- * sectionName, proxyTypes, namespace and zone scope), both dialects; the engine's compile uses it.
+ * sectionName, proxyTypes, namespace and zone scope), both dialects; the engine's compile uses it. The same
+ * checks as selectedInbounds, stopping at the first inbound selected.
  */
 export function policySelectsDataplane(policy: Policy, dp: Dataplane, ctx: SelectContext = {}): boolean {
-  if (policy.mesh !== dp.mesh) return false;
-  const traits = ctx.traits ?? versionTraits();
-  if (traits.namespaceAndZoneScoping && !inScope(policy, dp)) return false;
+  const traits = scopeTraits(policy, dp, ctx);
+  if (!traits) return false;
   const all = dp.inbounds;
-  for (let i = 0; i < all.length; i++) if ((traits.ignoredInboundsSelected || !all[i]!.ignored) && selectsInbound(policy.spec.targetRef, all[i]!, dp, ctx, policy)) return true;
+  for (let i = 0; i < all.length; i++) if (picks(policy, all[i]!, dp, ctx, traits)) return true;
   return false;
+}
+
+/** The version's traits when `policy` may select inbounds of `dp` at all (same mesh, 2.9+ scope), else undefined. */
+function scopeTraits(policy: Policy, dp: Dataplane, ctx: SelectContext): VersionTraits | undefined {
+  if (policy.mesh !== dp.mesh) return undefined;
+  const traits = ctx.traits ?? versionTraits();
+  return traits.namespaceAndZoneScoping && !inScope(policy, dp) ? undefined : traits;
+}
+
+/** Whether the policy's top-level targetRef selects `ib` (an ignored inbound only where the version selects those). */
+function picks(policy: Policy, ib: Inbound, dp: Dataplane, ctx: SelectContext, traits: VersionTraits): boolean {
+  return (traits.ignoredInboundsSelected || !ib.ignored) && selectsInbound(policy.spec.targetRef, ib, dp, ctx, policy);
 }
 
 /** dppSelectedByNamespace and dppSelectedByZone (pkg/plugins/policies/core/matchers/dataplane.go, 2.9+). */
