@@ -203,8 +203,6 @@ function kindSets(version: KumaMinor): Pick<VersionTraits, "rulesKinds" | "match
   return { rulesKinds: has("rules"), matchesKinds: has("matches"), deprecatedFrom: deprecated, fromRemoved: removed };
 }
 
-const PATCH_ROWS = new Map<KumaVersion, VersionTraits>();
-
 /** Every version's row as versionTraits gave it: asked once per document validated, so not split again each time. */
 const TRAITS_OF = new Map<KumaVersion, VersionTraits>();
 
@@ -221,13 +219,9 @@ function traitsOf(v: KumaVersion): VersionTraits {
   const [minor, patch] = splitVersion(v);
   const row = TABLE.get(minor)!;
   if (patch === 0) return row;
-  let cached = PATCH_ROWS.get(v);
-  if (!cached) {
-    cached = { ...row, version: v };
-    for (const [m, p, change] of PATCHES) if (m === minor && p <= patch) Object.assign(cached, change);
-    PATCH_ROWS.set(v, cached);
-  }
-  return cached;
+  const patched = { ...row, version: v };
+  for (const [m, p, change] of PATCHES) if (m === minor && p <= patch) Object.assign(patched, change);
+  return patched;
 }
 
 /** "2.7.29" → ["2.7", 29]; "2.7" → ["2.7", 0]. */
