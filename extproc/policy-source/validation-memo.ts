@@ -23,15 +23,7 @@ export class ValidationMemo {
     this.reused = 0;
   }
 
-  /** The outcome for an item whose text is `text`: the last round's, or `validate()`'s now; kept for the next round. */
-  outcome(text: string, validate: () => ItemOutcome): ItemOutcome {
-    const known = this.known(text);
-    const outcome = known ?? validate();
-    this.keep(text, outcome, known !== undefined);
-    return outcome;
-  }
-
-  /** What this round or the last one found for `text`, if anything (then `keep` it with `reused`). */
+  /** What this round or the last one found for `text`, if anything (kept again with `keep(…, true)`). */
   known(text: string): ItemOutcome | undefined {
     return this.next.get(text) ?? this.last.get(text);
   }
