@@ -164,29 +164,20 @@ export class PolicySetReader {
       const value: unknown = JSON.parse(raw); // every member is parsed: a body JSON.parse refuses is refused here too
       if (name === "dataplane") dataplane = value;
     }
-    if (delta) {
-      // Relative to the set held: most items are their "kind/name" (a JSON string, read as it is), the few others
-      // objects as above; the last full answer's texts stay the ones a full answer is read against.
-      let changed: Map<string, unknown> | undefined;
-      const items = elements.map((raw) => {
-        if (raw.charCodeAt(0) === 34) return JSON.parse(raw) as unknown;
-        const item = changed?.get(raw) ?? this.lastItems.get(raw) ?? JSON.parse(raw);
-        (changed ??= new Map()).set(raw, item);
-        return item;
-      });
-      return { dataplane, items };
-    }
+    // Relative to the set held (delta), most items are their "kind/name" (a JSON string, read as it is) and the
+    // last full answer's texts stay the ones the next full answer is read against.
     const parsed = new Map<string, unknown>();
     const items = elements.map((raw) => {
+      if (delta && raw.charCodeAt(0) === 34) return JSON.parse(raw) as unknown;
       const item = parsed.get(raw) ?? this.lastItems.get(raw) ?? JSON.parse(raw);
       parsed.set(raw, item);
       return item;
     });
-    this.lastItems = parsed;
+    if (!delta) this.lastItems = parsed;
     return { dataplane, items };
   }
 
-  /** The last answer's items by their text. */
+  /** The last full answer's items by their text. */
   private lastItems = new Map<string, unknown>();
 
   /** Whether the control plane's Dataplane selects as ours: read as the engine's, or as the resource we registered. */
