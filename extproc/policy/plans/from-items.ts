@@ -5,7 +5,7 @@ import type { LimitPlan } from "./limit-plan.js";
 import { mergeConfs, type Conf } from "../selection/merge.js";
 import type { FaultPlan } from "./fault-plan.js";
 import { asSubset } from "../selection/match.js";
-import type { Policy, PolicyType, Tag, TagSet, TargetRef } from "../model/types.js";
+import type { DirectionalItem, Policy, PolicyType, Tag, TagSet, TargetRef } from "../model/types.js";
 import { groupSubsets, subsetText, type GroupingRules } from "./subset-groups.js";
 
 export interface FromItem {
@@ -82,24 +82,32 @@ export function buildFromPlan(kind: PolicyType, sorted: Policy[], grouping?: Gro
   if (previous && buildFromPrevious(plan, previous, grouping)) return plan;
   for (const policy of sorted) {
     (policy.spec.from ?? []).forEach((raw, index) => {
-      const item: FromItem = { policy, index, subset: subsetOf(raw.targetRef), conf: (raw.default ?? {}) as Conf, order: plan.items.length };
+      const item = fromItem(policy, index, raw, plan.items.length);
       plan.items.push(item);
-      if (item.subset.length === 0) {
+      const key = tagKeyOf(item);
+      if (key === undefined) {
         plan.meshItems.push(item.order);
         return;
       }
-      const first = item.subset[0]!;
-      const key = `${first.key}\u0000${first.value}`;
       if (!plan.byTag.has(key)) plan.byTag.set(key, []);
       plan.byTag.get(key)!.push(item.order);
-      for (const t of item.subset) {
-        if (!plan.tagValues.has(t.key)) plan.tagValues.set(t.key, new Set());
-        plan.tagValues.get(t.key)!.add(t.value);
-      }
+      addTagValues(plan.tagValues, item);
     });
   }
   if (grouping?.cliques) plan.cliques = cliqueTagValues(plan.items, grouping);
   return plan;
+}
+
+function fromItem(policy: Policy, index: number, raw: DirectionalItem, order: number): FromItem {
+  return { policy, index, subset: subsetOf(raw.targetRef), conf: (raw.default ?? {}) as Conf, order };
+}
+
+/** Adds the item's tag values to Kuma's T (every positive value mentioned per key). */
+function addTagValues(tagValues: Map<string, Set<string>>, item: FromItem): void {
+  for (const t of item.subset) {
+    if (!tagValues.has(t.key)) tagValues.set(t.key, new Set());
+    tagValues.get(t.key)!.add(t.value);
+  }
 }
 
 /** The item's key in byTag ("key\u0000value" of its first tag), or undefined for a Mesh item (in meshItems). */
@@ -134,7 +142,7 @@ function buildFromPrevious(plan: FromPlan, previous: FromPlan, grouping: Groupin
     for (let index = 0; index < count; index++) {
       const old = previous.items[start + index]!;
       const raw = from[index]!;
-      const item: FromItem = { policy, index, subset: subsetOf(raw.targetRef), conf: (raw.default ?? {}) as Conf, order: old.order };
+      const item = fromItem(policy, index, raw, old.order);
       if (tagKeyOf(item) !== tagKeyOf(old)) return false;
       replaced.push([old, item]);
     }
@@ -154,12 +162,7 @@ function buildFromPrevious(plan: FromPlan, previous: FromPlan, grouping: Groupin
     if (previous.cliques) plan.cliques = previous.cliques;
     return true;
   }
-  for (const item of plan.items) {
-    for (const t of item.subset) {
-      if (!plan.tagValues.has(t.key)) plan.tagValues.set(t.key, new Set());
-      plan.tagValues.get(t.key)!.add(t.value);
-    }
-  }
+  for (const item of plan.items) addTagValues(plan.tagValues, item);
   if (grouping?.cliques) plan.cliques = cliqueTagValues(plan.items, grouping);
   return true;
 }
