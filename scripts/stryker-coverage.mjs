@@ -141,10 +141,12 @@ export function fileCover(map, files, source) {
   }
   const uncovered = new Set([...reaches.values()].flatMap((ids) => [...ids]));
   const chosen = [];
+  const candidates = fastestFirst([...reaches.keys()], map.tests); // ties go to the faster test
   while (uncovered.size > 0) {
     let best;
     let bestValue = 0;
-    for (const t of fastestFirst([...reaches.keys()], map.tests)) {
+    for (const t of candidates) {
+      if (!reaches.has(t)) continue; // chosen already
       let fresh = 0;
       for (const id of reaches.get(t)) if (uncovered.has(id)) fresh++;
       const value = fresh / ((map.tests[t]?.ms ?? 15_000) + 1);
