@@ -104,9 +104,10 @@ export function planFor(map, files, mutant) {
   const hitLimit = Math.max(HIT_LIMIT_FLOOR, HIT_LIMIT_FACTOR * (map.mutants[mutant]?.hits ?? 0));
   const importedBy = map.static[mutant];
   if (!importedBy) return own.length > 0 ? { kind: "warm", tests: own, files: testFilesOf(map, own), hitLimit } : { kind: "none" };
-  const readersOnly = fastestFirst(Object.keys(map.tests).filter((t) => importedBy.includes(map.tests[t].file) && !reachesAny(map).has(t)), map.tests);
+  const ofImporters = fastestFirst(Object.keys(map.tests).filter((t) => importedBy.includes(map.tests[t].file)), map.tests);
+  const readersOnly = ofImporters.filter((t) => !reachesAny(map).has(t));
   let tests = [...new Set([...own, ...fileCover(map, files, files[mutant]), ...readersOnly])];
-  if (tests.length === 0) tests = fastestFirst(Object.keys(map.tests).filter((t) => importedBy.includes(map.tests[t].file)), map.tests);
+  if (tests.length === 0) tests = ofImporters;
   if (tests.length === 0) return { kind: "none" };
   return { kind: "fresh", tests, files: testFilesOf(map, tests), hitLimit };
 }
