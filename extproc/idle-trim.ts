@@ -31,6 +31,12 @@ export interface ProcessSample {
   cpuMicros: number;
   /** Bytes committed to V8's young generation (new_space space_size). */
   youngCommittedBytes: number;
+  /**
+   * How many units of work (policy sets applied) the process has done so far. One since the previous check means
+   * busy whatever the CPU says: an edit every second costs a sidecar a few ms, under the CPU limit, and a full
+   * collection in the middle of such a stream would land in an edit's write → in force.
+   */
+  workDone?: number;
 }
 
 /**
@@ -39,6 +45,7 @@ export interface ProcessSample {
  */
 export class IdleTrimPolicy {
   private lastCpuMicros: number | undefined;
+  private lastWorkDone = 0;
   private quietChecks = 0;
   private armed = true;
 
@@ -47,8 +54,10 @@ export class IdleTrimPolicy {
   /** One check: true when the young generation has grown and the process has been quiet long enough. */
   check(sample: ProcessSample): boolean {
     const last = this.lastCpuMicros;
+    const lastWorkDone = this.lastWorkDone;
     this.lastCpuMicros = sample.cpuMicros;
-    const quiet = last !== undefined && sample.cpuMicros - last <= this.limits.quietMaxCpuMicros;
+    this.lastWorkDone = sample.workDone ?? 0;
+    const quiet = last !== undefined && sample.cpuMicros - last <= this.limits.quietMaxCpuMicros && this.lastWorkDone === lastWorkDone;
     if (!quiet) {
       this.quietChecks = 0;
       this.armed = true;
@@ -61,6 +70,7 @@ export class IdleTrimPolicy {
   /** After the collection a `true` from check() asked for: `after` is the reading it left (its CPU not counted as activity). */
   trimmed(after: ProcessSample): void {
     this.lastCpuMicros = after.cpuMicros;
+    this.lastWorkDone = after.workDone ?? 0;
     this.armed = false;
   }
 }
@@ -80,6 +90,8 @@ export interface IdleTrimOptions {
   collect?: Collect;
   /** @default readProcessSample */
   read?: () => ProcessSample;
+  /** The process's work count so far (ProcessSample.workDone), read at each check. @default none: CPU alone decides */
+  workDone?: () => number;
   /** @default IDLE_TRIM.checkEveryMs */
   checkEveryMs?: number;
 }
@@ -108,7 +120,9 @@ export function startIdleTrim(options: IdleTrimOptions): IdleTrim {
     options.log.info("young-generation trim off: Node runs without --expose-gc (the shipped NODE_OPTIONS include it), so V8 keeps its young generation at the size it grew to until its memory reducer runs");
     return { active: false, stop() {} };
   }
-  const read = options.read ?? readProcessSample;
+  const readProcess = options.read ?? readProcessSample;
+  const workDone = options.workDone;
+  const read = workDone ? (): ProcessSample => ({ ...readProcess(), workDone: workDone() }) : readProcess;
   const policy = new IdleTrimPolicy();
   policy.check(read()); // the reading the first check compares with
   const timer = setInterval(() => {

@@ -110,7 +110,8 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
     throw error;
   }
   await policy.start();
-  const idleTrim = startIdleTrim({ registry, log: log.child({ component: "runtime" }) });
+  // A policy set applied since the last check keeps the sidecar from counting as idle (each set bumps the version).
+  const idleTrim = startIdleTrim({ registry, log: log.child({ component: "runtime" }), workDone: () => engine?.current()?.version ?? 0 });
   const adminHost = adminInfo.family === "IPv6" ? `[${adminInfo.address}]` : adminInfo.address;
   const adminAddress = `${adminHost}:${adminInfo.port}`;
 
