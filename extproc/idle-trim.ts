@@ -88,10 +88,8 @@ export interface IdleTrimOptions {
   log: Logger;
   /** The collection to run. @default globalThis.gc (present when Node runs with --expose-gc) */
   collect?: Collect;
-  /** @default readProcessSample */
+  /** The reading at each check; a caller that counts its work adds `workDone` to readProcessSample's. @default readProcessSample */
   read?: () => ProcessSample;
-  /** The process's work count so far (ProcessSample.workDone), read at each check. @default none: CPU alone decides */
-  workDone?: () => number;
   /** @default IDLE_TRIM.checkEveryMs */
   checkEveryMs?: number;
 }
@@ -120,9 +118,7 @@ export function startIdleTrim(options: IdleTrimOptions): IdleTrim {
     options.log.info("young-generation trim off: Node runs without --expose-gc (the shipped NODE_OPTIONS include it), so V8 keeps its young generation at the size it grew to until its memory reducer runs");
     return { active: false, stop() {} };
   }
-  const readProcess = options.read ?? readProcessSample;
-  const workDone = options.workDone;
-  const read = workDone ? (): ProcessSample => ({ ...readProcess(), workDone: workDone() }) : readProcess;
+  const read = options.read ?? readProcessSample;
   const policy = new IdleTrimPolicy();
   policy.check(read()); // the reading the first check compares with
   const timer = setInterval(() => {

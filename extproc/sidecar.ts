@@ -9,7 +9,7 @@ import type { SidecarConfig } from "./config/sidecar.js";
 import { ALLOW_ALL, type Decider } from "./decision.js";
 import { startDecisionLog } from "./decision-log/recorder.js";
 import type { DataplaneLifecycle } from "./dataplane-lifecycle.js";
-import { startIdleTrim } from "./idle-trim.js";
+import { readProcessSample, startIdleTrim } from "./idle-trim.js";
 import type { Logger } from "./log.js";
 import { collectProcessMetrics } from "./process-metrics.js";
 import { createPolicyPlane } from "./policy-plane.js";
@@ -111,7 +111,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
   }
   await policy.start();
   // A policy set applied since the last check keeps the sidecar from counting as idle (each set bumps the version).
-  const idleTrim = startIdleTrim({ registry, log: log.child({ component: "runtime" }), workDone: () => engine?.current()?.version ?? 0 });
+  const idleTrim = startIdleTrim({ registry, log: log.child({ component: "runtime" }), read: () => ({ ...readProcessSample(), workDone: engine?.current()?.version ?? 0 }) });
   const adminHost = adminInfo.family === "IPv6" ? `[${adminInfo.address}]` : adminInfo.address;
   const adminAddress = `${adminHost}:${adminInfo.port}`;
 

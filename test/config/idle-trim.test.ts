@@ -57,8 +57,8 @@ test("idle trim › given a steady stream of cheap policy edits, then the timer 
   let edits = 0;
   const collections: number[] = [];
   const trim = startIdleTrim({
-    registry: new Registry(), log: silentLogger(), checkEveryMs: 10, read: () => grown(1000),
-    workDone: () => edits, collect: () => void collections.push(edits),
+    registry: new Registry(), log: silentLogger(), checkEveryMs: 10, read: () => ({ ...grown(1000), workDone: edits }),
+    collect: () => void collections.push(edits),
   });
   t.teardown(() => trim.stop());
   // when an edit lands between every two checks
