@@ -30,9 +30,26 @@ class NotSimple extends Error {}
 
 /** The texts of the documents of `text` (without their `---` lines), or undefined when `text` is not simple. */
 export function simpleDocumentTexts(text: string): string[] | undefined {
+  return hasOnlySimpleCharacters(text) ? documentTexts(text) : undefined;
+}
+
+/**
+ * Whether `text` is free of the characters and `...` lines that leave the subset. Checked document by document it
+ * gives what checking their whole file gives (the `---` lines between them hold neither).
+ */
+export function hasOnlySimpleCharacters(text: string): boolean {
   // A `...` line in any document (the `---` lines between them are not such lines) makes the whole text not simple.
-  if (NOT_SIMPLE_CHAR.test(text) || /^\.\.\./m.test(text)) return undefined;
+  return !NOT_SIMPLE_CHAR.test(text) && !/^\.\.\./m.test(text);
+}
+
+/**
+ * The texts of the documents of `text` split at its `---` lines, or undefined when a line starts with `---` but
+ * is more than that; their characters are not checked (hasOnlySimpleCharacters), so that a reader which has
+ * seen a document before need not scan it again.
+ */
+export function documentTexts(text: string): string[] | undefined {
   const docs: string[] = [];
+  let from = 0;
   let start = 0;
   for (;;) {
     const at = text.indexOf("---", start);
@@ -43,14 +60,13 @@ export function simpleDocumentTexts(text: string): string[] | undefined {
       continue;
     }
     const end = text.indexOf("\n", at);
-    const line = text.slice(at, end === -1 ? text.length : end);
-    if (line !== "---") return undefined;
-    docs.push(text.slice(0, at));
-    text = end === -1 ? "" : text.slice(end + 1);
-    start = 0;
+    if ((end === -1 ? text.length : end) !== at + 3) return undefined;
+    docs.push(text.slice(from, at));
     if (docs.length > MAX_DOCUMENTS) return undefined;
+    from = end === -1 ? text.length : end + 1;
+    start = from;
   }
-  docs.push(text);
+  docs.push(text.slice(from));
   return docs;
 }
 
