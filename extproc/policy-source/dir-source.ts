@@ -79,6 +79,7 @@ export const RESCAN_INTERVAL_MS = 5000;
 export const WATCHED_RESCAN_INTERVAL_MS = 60_000;
 
 const POLICY_FILE = /\.(ya?ml|json)$/i;
+
 const WORKER_MIN_BYTES = 512 * 1024;
 
 export class DirPolicySource implements PolicySource {
@@ -248,7 +249,7 @@ export class DirPolicySource implements PolicySource {
         // digest tells): it does not count towards a worker, or every edit soon after another would start one.
         if (prev?.stamp !== stamp) changedBytes += Number(st.size);
         const documents = this.opts.incremental === false ? { byDocuments: false } : {};
-        jobs.push({ file, stamp, mtimeMs: Number(st.mtimeMs), ...documents, ...(prev ? { prev: { digest: prev.digest, held: prev.held, resources: prev.resources, documents: prev.documents } } : {}), ...(dataplane ? { dataplane } : {}), ...(this.opts.kumaVersion ? { kumaVersion: this.opts.kumaVersion } : {}) });
+        jobs.push({ file, stamp, mtimeMs: Number(st.mtimeMs), ...documents, ...(prev ? { prev: { digest: prev.digest, held: prev.held, dropped: prev.dropped, droppedCount: prev.droppedCount, ...(prev.droppedFilter ? { droppedFilter: prev.droppedFilter } : {}), resources: prev.resources, rejected: prev.rejected.length, ...(prev.documents ? { documents: prev.documents } : {}) } } : {}), ...(dataplane ? { dataplane } : {}), ...(this.opts.kumaVersion ? { kumaVersion: this.opts.kumaVersion } : {}) });
       } catch (err) {
         this.opts.log?.warn({ err, file }, "cannot read policy file; keeping its previous policies");
         next.set(file, prev);

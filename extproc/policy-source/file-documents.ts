@@ -1,33 +1,25 @@
 // A policy file read document by document: a file in the plain YAML subset (policy/documents/simple-yaml.ts) is
 // split at its `---` lines and only the documents whose text changed since the last read are parsed and
 // validated; the others reuse what that read kept of them (their held policies, keys, resources, rejections).
-// The file's result is then put together exactly as a whole-file parse would be (duplicates, last good versions).
-import { compact, StringTable } from "../policy/documents/compact.js";
+// The file's result is then put together exactly as a whole-file parse would be (duplicates, last good versions),
+// or, for documents edited in place, as the previous result with the edits swapped in (in-place-edits.ts).
+import { compact } from "../policy/documents/compact.js";
 import type { Dataplane } from "../policy/documents/dataplane.js";
 import type { KumaVersion } from "../policy/model/kuma-version.js";
-import { DOCUMENTS_PER_PAUSE, parseSimpleDocument, type Rejected } from "../policy/documents/parse-simple.js";
+import type { Rejected } from "../policy/documents/parse-simple.js";
 import type { Resource } from "../policy/documents/resources.js";
-import { simpleDocumentTexts } from "../policy/documents/simple-yaml.js";
-import { mightSelect } from "../policy/selection/select.js";
+import { documentTexts } from "../policy/documents/simple-yaml.js";
 import { policyKey, type Policy } from "../policy/model/types.js";
+import { DIGEST_CHARS, type DocItem, type DocumentIndex, DocumentParses, indexLine, oneKeyItems } from "./document-items.js";
+import { readInPlace } from "./in-place-edits.js";
 import { keepLastGoodBy, kindAndName, withFailClosedMeshes } from "./last-good.js";
 
-/** What one document yielded: a policy (held, or only its key), a resource, or a rejection (index within the document). */
-export type DocItem = { key: string; policy?: Policy; warns?: true } | { resource: Resource } | { rejected: Rejected };
-
-/**
- * What a read kept of each document, for the next read: one line per document, its text's digest, then a tab
- * and the policy key when the document was just one policy not held (most of a large mesh; a third field `w`
- * when it has deprecation warnings); the other documents' items by document number.
- */
-export interface DocumentIndex {
-  lines: string;
-  items: Record<number, DocItem[]>;
-}
+export type { DocItem, DocumentIndex } from "./document-items.js";
 
 export interface DocumentRead {
   held: Policy[];
-  dropped: string[];
+  /** Keys of the policies not held, in order; undefined when they are the previous read's (an in-place edit). */
+  dropped: string[] | undefined;
   resources: Resource[];
   rejected: Rejected[];
   /** Held policies read from the documents parsed by this read that carry deprecation warnings (unchanged ones were reported when read). */
@@ -42,7 +34,8 @@ export interface DocumentRead {
 export interface DocumentJob {
   file: string;
   text: string;
-  prev?: { held: Policy[]; resources?: Resource[]; documents?: DocumentIndex };
+  /** The previous read of the file; `rejected` is how many documents it rejected. */
+  prev?: { held: Policy[]; resources?: Resource[]; documents?: DocumentIndex; rejected?: number };
   dataplane?: Dataplane;
   kumaVersion?: KumaVersion;
   digest: (text: string) => string;
@@ -54,40 +47,33 @@ type Entry = { key: string; policy?: Policy; warns?: true };
 
 /** Reads `job.text` by documents, or undefined when the text is not in the plain subset (parse it whole then). */
 export async function readByDocuments(job: DocumentJob): Promise<DocumentRead | undefined> {
-  const texts = simpleDocumentTexts(job.text);
+  const texts = documentTexts(job.text);
   if (!texts) return undefined;
-  const { before, lineOf } = cachedDocuments(job.prev?.documents);
-  const strings = new StringTable();
+  const hashes = texts.map((text) => job.digest(text).slice(0, DIGEST_CHARS));
+  const parses = new DocumentParses({ file: job.file, ...(job.dataplane ? { dataplane: job.dataplane } : {}), ...(job.kumaVersion ? { kumaVersion: job.kumaVersion } : {}), pause: job.pause });
+  const prev = job.prev;
+  if (prev?.documents && prev.rejected === 0) {
+    const edited = await readInPlace(texts, hashes, { held: prev.held, resources: prev.resources ?? [], documents: prev.documents }, parses);
+    if (edited) return { ...edited, dropped: undefined, rejected: [], warnedNotHeld: parses.warnedNotHeld, parsed: parses.count };
+  }
+  const { before, lineOf } = cachedDocuments(prev?.documents);
   const entries: Entry[] = [];
   const resources: Resource[] = [];
   const rejected: Rejected[] = [];
   const index: DocumentIndex = { lines: "", items: {} };
   const lines: string[] = [];
-  let parsed = 0;
   let itemIndex = 0;
-  const warnedHeld: Policy[] = [];
-  let warnedNotHeld = 0;
   for (const [n, text] of texts.entries()) {
-    const hash = job.digest(text).slice(0, 22);
-    let items = before.get(hash);
-    if (!items) {
-      const result = parseSimpleDocument(text, job.file, job.kumaVersion ? { kumaVersion: job.kumaVersion } : {});
-      if (!result) return undefined;
-      if (++parsed % DOCUMENTS_PER_PAUSE === 0) await job.pause();
-      items = itemsOf(result, job.dataplane, job.kumaVersion, strings);
-      for (const item of items) {
-        if (!("key" in item)) continue;
-        if (item.policy && item.policy.warnings.length > 0) warnedHeld.push(item.policy);
-        else if (item.warns) warnedNotHeld++;
-      }
-    }
-    const single = items.length === 1 ? items[0]! : undefined;
-    const cachedLine = lineOf.get(hash);
-    if (cachedLine !== undefined && items === before.get(hash)) lines.push(cachedLine); // an unchanged one-key document: its line as it was
-    else if (single && "key" in single && !single.policy && !/[\t\n]/.test(single.key)) lines.push(`${hash}\t${single.key}${single.warns ? "\tw" : ""}`);
+    const hash = hashes[n]!;
+    const cached = before.get(hash);
+    const items = cached ?? (await parses.items(text, hash));
+    if (!items) return undefined;
+    const cachedLine = cached && lineOf.get(hash);
+    if (cachedLine !== undefined) lines.push(cachedLine); // an unchanged one-key document: its line as it was
     else {
-      lines.push(hash);
-      index.items[n] = items;
+      const { line, byNumber } = indexLine(hash, items);
+      lines.push(line);
+      if (byNumber) index.items[n] = items;
     }
     for (const item of items) {
       if ("rejected" in item) rejected.push({ ...item.rejected, index: item.rejected.index + itemIndex });
@@ -107,13 +93,13 @@ export async function readByDocuments(job: DocumentJob): Promise<DocumentRead | 
   return {
     held: distinct.filter((e) => e.policy).map((e) => e.policy!),
     dropped: distinct.filter((e) => !e.policy).map((e) => e.key),
-    resources: compact(kept, strings),
+    resources: compact(kept, parses.strings),
     rejected,
     // Of this read's documents only, and only those in force (a duplicate key's earlier version is not).
-    warnedHeld: warnedHeld.filter((p) => byKey.get(policyKey(p))?.policy === p),
-    warnedNotHeld,
+    warnedHeld: parses.warnedHeld.filter((p) => byKey.get(policyKey(p))?.policy === p),
+    warnedNotHeld: parses.warnedNotHeld,
     index,
-    parsed,
+    parsed: parses.count,
   };
 }
 
@@ -122,19 +108,6 @@ function typeAndName(e: Entry): string {
   const first = e.key.indexOf("/");
   const second = e.key.indexOf("/", first + 1);
   return kindAndName(e.key.slice(0, first), e.key.slice(second + 1));
-}
-
-/** A document's items: held policies compacted, the others reduced to their key. */
-function itemsOf(result: { policies: Policy[]; resources: Resource[]; rejected: Rejected[] }, dp: Dataplane | undefined, kumaVersion: KumaVersion | undefined, strings: StringTable): DocItem[] {
-  const items: DocItem[] = [];
-  for (const p of result.policies) {
-    const held = !dp || mightSelect(p, dp, kumaVersion);
-    items.push({ key: strings.intern(policyKey(p)), ...(held ? { policy: compact(p, strings) } : {}), ...(!held && p.warnings.length > 0 ? { warns: true as const } : {}) });
-  }
-  // Copied out of the text (as held policies are), so that what a read keeps never holds the file's text.
-  for (const r of result.resources) items.push({ resource: compact(r, strings) });
-  for (const r of result.rejected) items.push({ rejected: compact(r, strings) });
-  return items;
 }
 
 /** The previous read's documents by digest, and the index line of each one-key document (reused as it is). */
@@ -148,9 +121,9 @@ function cachedDocuments(index: DocumentIndex | undefined): { before: Map<string
       const items = index.items[n];
       if (items) before.set(line, items);
     } else {
-      const [hash, key, warns] = line.split("\t");
-      before.set(hash!, [{ key: key!, ...(warns ? { warns: true as const } : {}) }]);
-      lineOf.set(hash!, line);
+      const hash = line.slice(0, tab);
+      before.set(hash, oneKeyItems(line));
+      lineOf.set(hash, line);
     }
   });
   return { before, lineOf };

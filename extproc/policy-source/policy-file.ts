@@ -42,7 +42,7 @@ export interface FileJob {
   file: string;
   stamp: string;
   mtimeMs: number;
-  prev?: { digest: string; held: Policy[]; resources?: Resource[]; documents?: DocumentIndex };
+  prev?: Pick<FileState, "digest" | "held" | "dropped" | "droppedCount" | "droppedFilter"> & { resources?: Resource[]; documents?: DocumentIndex; rejected?: number };
   dataplane?: Dataplane;
   /** Read a plain-YAML file document by document, reusing its unchanged documents (false: parse it whole). @default true */
   byDocuments?: boolean;
@@ -71,8 +71,9 @@ export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): 
     const byDocuments = job.byDocuments !== false && await readByDocuments({ file: job.file, text, ...(job.prev ? { prev: job.prev } : {}), ...(job.dataplane ? { dataplane: job.dataplane } : {}), ...(job.kumaVersion ? { kumaVersion: job.kumaVersion } : {}), digest: documentDigest, pause });
     if (byDocuments) {
       const { held, dropped, resources, rejected, warnedHeld, warnedNotHeld, index, parsed } = byDocuments;
-      const strings = new StringTable();
-      const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, dropped: strings.intern(dropped.join("\n")), droppedCount: dropped.length, droppedFilter: keyFilter(dropped), resources, rejected, documents: index };
+      // Dropped keys the same as the previous read's (an in-place edit): its list and filter stay.
+      const droppedKeys = dropped ? droppedState(dropped) : { dropped: job.prev!.dropped, droppedCount: job.prev!.droppedCount, ...(job.prev!.droppedFilter ? { droppedFilter: job.prev!.droppedFilter } : {}) };
+      const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, ...droppedKeys, resources, rejected, documents: index };
       const warned = warnedHeld.map((p) => ({ kind: p.type, name: p.name, warnings: p.warnings }));
       return { state, warned, warnedNotHeld, parsedDocuments: parsed };
     }
@@ -88,7 +89,7 @@ export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): 
     const keep = (p: Policy) => !dp || mightSelect(p, dp, job.kumaVersion);
     const held = policies.filter(keep).map((p) => compact(p, strings));
     const dropped = policies.filter((p) => !keep(p)).map(policyKey);
-    const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, dropped: strings.intern(dropped.join("\n")), droppedCount: dropped.length, droppedFilter: keyFilter(dropped), resources: compact(resources, strings), rejected: parsed.rejected };
+    const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, ...droppedState(dropped, strings), resources: compact(resources, strings), rejected: parsed.rejected };
     // Deprecations are listed for held policies only: each policy is reported by the sidecars it selects,
     // not by every sidecar of the mesh; the others are counted.
     const warned = held.filter((p) => p.warnings.length > 0).map((p) => ({ kind: p.type, name: p.name, warnings: p.warnings }));
@@ -99,6 +100,10 @@ export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): 
   }
 }
 
+/** A file state's fields for these dropped keys: one string of them, their count and their filter. */
+function droppedState(keys: string[], strings = new StringTable()): Pick<FileState, "dropped" | "droppedCount" | "droppedFilter"> {
+  return { dropped: strings.intern(keys.join("\n")), droppedCount: keys.length, droppedFilter: keyFilter(keys) };
+}
 
 /**
  * A document's digest, to tell a changed document from an unchanged one of the same file (not a security

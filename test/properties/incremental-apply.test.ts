@@ -44,9 +44,11 @@ const documentText = fc.oneof(
   fc.constant("type: [unclosed\n"),
 );
 const FILES = ["a.yaml", "b.yaml", "c.yaml"];
-type Op = { file: number; doc: number; text?: string } | { file: number; deleteFile: true };
+type Op = { file: number; doc: number; text?: string } | { file: number; doc: number; relabel: number } | { file: number; deleteFile: true };
 const op: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ file: fc.nat(2), doc: fc.nat(3), text: documentText }), weight: 6 },
+  // an edit in place: the same policy (same key, same selection) with a new label
+  { arbitrary: fc.record({ file: fc.nat(2), doc: fc.nat(3), relabel: fc.nat(9) }), weight: 4 },
   fc.record({ file: fc.nat(2), doc: fc.nat(3) }),
   fc.record({ file: fc.nat(2), deleteFile: fc.constant(true as const) }),
 );
@@ -96,7 +98,10 @@ test("incremental apply › given random edit sequences, when followed increment
     try {
       for (const o of [{ file: 0, doc: 0, text: stringify({ type: "MeshTrafficPermission", name: "base", mesh: "default", spec: { targetRef: { kind: "Mesh" }, from: [{ targetRef: { kind: "Mesh" }, default: { action: "Allow" } }] } }) }, ...ops]) {
         if ("deleteFile" in o) files[o.file] = undefined;
-        else {
+        else if ("relabel" in o) {
+          const docs = files[o.file];
+          if (docs?.[o.doc] !== undefined) docs[o.doc] = `${docs[o.doc]!.replace(/labels:\n  edit: "\d"\n$/, "")}labels:\n  edit: "${o.relabel}"\n`;
+        } else {
           const docs = (files[o.file] ??= []);
           if (o.text === undefined) docs.splice(o.doc, 1);
           else docs[Math.min(o.doc, docs.length)] = o.text;
