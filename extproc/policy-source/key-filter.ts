@@ -7,7 +7,7 @@ const BITS_PER_KEY = 16;
 const PROBES = 10;
 
 /** Two 32-bit hashes of a key (FNV-1a and a multiply-xorshift) for double hashing. */
-function hashes(key: string): [number, number] {
+export function keyHashes(key: string): [number, number] {
   let a = 0x811c9dc5;
   let b = 0x9e3779b9;
   for (let i = 0; i < key.length; i++) {
@@ -24,7 +24,7 @@ export function keyFilter(keys: readonly string[]): Uint32Array {
   const filter = new Uint32Array(words);
   const bits = words * 32;
   for (const key of keys) {
-    const [a, b] = hashes(key);
+    const [a, b] = keyHashes(key);
     for (let i = 0; i < PROBES; i++) {
       const bit = (a + Math.imul(i, b)) >>> 0;
       const at = bit % bits;
@@ -36,8 +36,12 @@ export function keyFilter(keys: readonly string[]): Uint32Array {
 
 /** False when `key` is certainly not among the filter's keys. */
 export function mayHoldKey(filter: Uint32Array, key: string): boolean {
+  return mayHoldHashed(filter, keyHashes(key));
+}
+
+/** mayHoldKey for a key's keyHashes (worked out once for a key asked of many filters). */
+export function mayHoldHashed(filter: Uint32Array, [a, b]: readonly [number, number]): boolean {
   const bits = filter.length * 32;
-  const [a, b] = hashes(key);
   for (let i = 0; i < PROBES; i++) {
     const at = ((a + Math.imul(i, b)) >>> 0) % bits;
     if ((filter[at >>> 5]! & (1 << (at & 31))) === 0) return false;

@@ -1,7 +1,7 @@
 // dir source › what a one-policy change costs: deprecation warnings only for the documents a read parsed, a
 // rescan soon after a burst of events (even one that does not stop), a document digest that tells one-character
 // edits apart, a parse of plain texts that never loads the yaml library (what a parse worker starts with), and
-// the dropped-key filter that spares combining files a split of every key.
+// the dropped-key filter and exact line search that spare combining files a split of every key.
 import test from "ava";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -11,6 +11,9 @@ import { stringify } from "yaml";
 import { DEBOUNCE_MS, DirPolicySource, MAX_DEBOUNCE_MS } from "../../extproc/policy-source/dir-source.js";
 import { documentDigest } from "../../extproc/policy-source/policy-file.js";
 import { keyFilter, mayHoldKey } from "../../extproc/policy-source/key-filter.js";
+import { combine, hasLine } from "../../extproc/policy-source/combine-files.js";
+import type { FileState } from "../../extproc/policy-source/policy-file.js";
+import type { Policy } from "../../extproc/policy/model/types.js";
 import type { Dataplane } from "../../extproc/policy/model/dataplane.js";
 
 /** A MeshTrafficPermission on `from` (deprecated in 2.14: the engine warns) selecting `svc`. */
@@ -149,4 +152,17 @@ test("dropped-key filter › every key it was built from is a maybe, and few oth
   const others = Array.from({ length: 20_000 }, (_, i) => `MeshTrafficPermission/mesh-${i % 7}/q-${i}`);
   t.true(others.filter((k) => mayHoldKey(filter, k)).length < 100, "under 0.5 % false maybes");
   t.false(mayHoldKey(keyFilter([]), keys[0]!));
+});
+
+test("combining files › given a held policy whose key a later file drops, or only begins, ends or contains, then only the exact key replaces it", (t) => {
+  const held = (name: string) => ({ type: "MeshTrafficPermission", mesh: "default", name, spec: {}, warnings: [] }) as unknown as Policy;
+  const state = (policies: Policy[], dropped: string[]): FileState => ({ digest: "", stamp: "", settled: true, held: policies, dropped: dropped.join("\n"), droppedCount: dropped.length, droppedFilter: keyFilter(dropped), resources: [], rejected: [] });
+  const key = (name: string) => `MeshTrafficPermission/default/${name}`;
+  const first = state([held("a"), held("b"), held("c"), held("d")], []);
+  // given a second file whose filter says "maybe" for every key: its list alone decides
+  const later = { ...state([], [key("ab"), key("b"), `x${key("c")}`, key("d")]), droppedFilter: new Uint32Array(2).fill(0xffffffff) };
+  const { policies, total } = combine([first, later]);
+  t.deepEqual(policies.map((p) => p.name), ["a", "c"], "b and d are dropped by the later file; ab and xc are other keys");
+  t.is(total, 6, "a, b, c, d, ab, xc");
+  t.true(hasLine("x\ny", "y") && hasLine("x\ny", "x") && !hasLine("xy\nyx", "y") && !hasLine("", "y"));
 });
