@@ -19,6 +19,7 @@ import { parseInWorker } from "./parse-in-worker.js";
 import { digest, type FileJob, type FileOutcome, type FileState, readPolicyFile } from "./policy-file.js";
 import { isFailClosed, keptLastGoodFor, kindAndName } from "./last-good.js";
 import type { ApplyPolicies, PolicySource, RejectedPolicy } from "./source.js";
+import type { Policy } from "../policy/model/types.js";
 
 export interface SourceLog {
   info(obj: object, msg: string): void;
@@ -80,6 +81,17 @@ export const WATCHED_RESCAN_INTERVAL_MS = 60_000;
 
 const POLICY_FILE = /\.(ya?ml|json)$/i;
 
+/**
+ * What of a held policy tells two sets apart (its source, kind, name, labels and spec, as JSON), worked out once
+ * per policy object: a file's unchanged policies keep their objects from read to read, so a one-policy edit
+ * serializes one policy, not every one held.
+ */
+const signatures = new WeakMap<Policy, string>();
+function policySignature(p: Policy): string {
+  let s = signatures.get(p);
+  if (s === undefined) signatures.set(p, (s = JSON.stringify([p.source, p.type, p.name, p.labels, p.spec])));
+  return s;
+}
 const WORKER_MIN_BYTES = 512 * 1024;
 
 export class DirPolicySource implements PolicySource {
@@ -207,7 +219,7 @@ export class DirPolicySource implements PolicySource {
     const { policies, total } = combine(next.values());
     this.lastTotal = total;
     const resources = [...next.values()].flatMap((s) => s.resources);
-    const signature = digest(JSON.stringify([total, policies.map((p) => [p.source, p.type, p.name, p.labels, p.spec]), resources]));
+    const signature = digest(JSON.stringify([total, policies.map(policySignature), resources]));
     const applied = signature !== this.lastApplied || !this.isLoaded;
     if (applied && !this.stopped) {
       this.lastApplied = signature;
