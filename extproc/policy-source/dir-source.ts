@@ -92,6 +92,7 @@ function policySignature(p: Policy): string {
   if (s === undefined) signatures.set(p, (s = JSON.stringify([p.source, p.type, p.name, p.labels, p.spec])));
   return s;
 }
+
 const WORKER_MIN_BYTES = 512 * 1024;
 
 export class DirPolicySource implements PolicySource {
