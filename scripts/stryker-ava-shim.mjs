@@ -208,6 +208,8 @@ function test(...argv) {
   registered.push({ file: loadingFile, title, exec: (t) => exec(t, ...args) });
 }
 test.macro = (macro) => macro;
-for (const name of ["serial", "only", "skip", "todo", "failing", "before", "after", "beforeEach", "afterEach"]) test[name] = unsupported(name);
+// The harness runs a file's tests one at a time (stryker-worker.mjs), so every test is already serial.
+test.serial = test;
+for (const name of ["only", "skip", "todo", "failing", "before", "after", "beforeEach", "afterEach"]) test[name] = unsupported(name);
 
 export default test;
