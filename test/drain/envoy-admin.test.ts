@@ -72,3 +72,78 @@ test("drain › envoy admin: statValue ignores other stats and histogram entries
   t.is(statValue(body, "http.inbound.downstream_rq_active"), 2);
   t.throws(() => statValue("not json", "x"), { message: /non-JSON/ });
 });
+
+test("drain › envoy admin: each call sends its own method and path, with Connection: close", async (t) => {
+  const { envoy, client } = await setup(t);
+  await client.drainListenersForever();
+  await client.stopInboundListeners();
+  await client.quit();
+  await client.downstreamRequestsActive("inbound");
+  t.deepEqual(envoy.calls.map((c) => `${c.method} ${c.url.split("&filter=")[0]}`), [
+    "POST /drain_listeners?inboundonly&graceful&skip_exit",
+    "POST /drain_listeners?inboundonly",
+    "POST /quitquitquit",
+    "GET /stats?format=json",
+  ]);
+  t.true(envoy.calls.every((c) => c.connection === "close"), "no keep-alive holds the process open");
+});
+
+test("drain › envoy admin: a base URL's trailing slashes are dropped", async (t) => {
+  const { envoy } = await setup(t);
+  await new EnvoyAdminClient({ baseUrl: `${envoy.url}//` }).failHealthchecks();
+  t.deepEqual(envoy.callNames(), ["POST /healthcheck/fail"]);
+});
+
+test("drain › envoy admin: a 5xx is asked again and can succeed; a 3xx or 4xx fails at once, its body (trimmed, at most 200 characters) in the error", async (t) => {
+  const { envoy, client, failures } = await setup(t);
+  envoy.statuses = [500, 200];
+  await client.failHealthchecks();
+  t.is(envoy.calls.length, 2);
+  for (const status of [404, 300]) {
+    envoy.calls.length = 0;
+    envoy.statuses = [status, 200];
+    envoy.statusBody = `  ${"x".repeat(300)}\n`;
+    const err = await t.throwsAsync(() => client.quit());
+    t.is(err?.message, `Envoy admin POST /quitquitquit: HTTP ${status}: ${"x".repeat(198)}`);
+    t.is(envoy.calls.length, 1, `${status} is not asked again`);
+  }
+  t.deepEqual(failures, ["quit", "quit"]);
+});
+
+test("drain › envoy admin: retries pause the backoff, doubled each time, and not after the last attempt", async (t) => {
+  const envoy = await FakeEnvoyAdmin.start();
+  t.teardown(() => envoy.close());
+  envoy.mode = "fail";
+  const client = new EnvoyAdminClient({ baseUrl: envoy.url, attempts: 3, backoffMs: 150, callTimeoutMs: 5000 });
+  const t0 = Date.now();
+  await t.throwsAsync(() => client.failHealthchecks(), { message: /HTTP 503: unavailable$/ });
+  const elapsedMs = Date.now() - t0;
+  const [first, second, third] = envoy.calls.map((c) => c.atMs);
+  t.true(second! - first! >= 140 && second! - first! < 290, `first pause ${second! - first!} ms`);
+  t.true(third! - second! >= 290, `second pause ${third! - second!} ms`);
+  t.true(elapsedMs < third! - t0 + 140, `no pause after the last attempt (${elapsedMs - (third! - t0)} ms after it)`);
+});
+
+test("drain › envoy admin: a pause longer than the call's deadline is cut to it, and no attempt starts past it", async (t) => {
+  const envoy = await FakeEnvoyAdmin.start();
+  t.teardown(() => envoy.close());
+  envoy.mode = "fail";
+  const client = new EnvoyAdminClient({ baseUrl: envoy.url, attempts: 3, backoffMs: 2000, callTimeoutMs: 400 });
+  const t0 = Date.now();
+  await t.throwsAsync(() => client.failHealthchecks(), { message: /HTTP 503: unavailable$/, instanceOf: Error });
+  t.true(Date.now() - t0 < 900, `gave up after ${Date.now() - t0} ms`);
+  t.is(envoy.calls.length, 1);
+});
+
+test("drain › envoy admin: an https base URL speaks TLS (a plain HTTP server there fails the handshake)", async (t) => {
+  const { envoy } = await setup(t);
+  const client = new EnvoyAdminClient({ baseUrl: envoy.url.replace("http:", "https:"), attempts: 1, callTimeoutMs: 1000 });
+  await t.throwsAsync(() => client.failHealthchecks(), { message: /SSL|TLS|EPROTO|wrong version/i });
+  t.deepEqual(envoy.callNames(), []);
+});
+
+test("drain › envoy admin: statValue answers undefined for a body without a stats list or a stat that is not a number", (t) => {
+  for (const body of ["{}", '{"stats":5}', '{"stats":[null,{"name":"x","value":"3"}]}']) t.is(statValue(body, "x"), undefined, body);
+  const err = t.throws(() => statValue(`<html>${"x".repeat(300)}`, "x"));
+  t.is(err?.message, `Envoy /stats?format=json answered non-JSON: <html>${"x".repeat(94)}`);
+});

@@ -11,6 +11,8 @@ export interface RecordedCall {
   /** Path without query string. */
   path: string;
   atMs: number;
+  /** The request's Connection header. */
+  connection: string | undefined;
 }
 
 export type FakeMode = "ok" | "hang" | "fail";
@@ -23,6 +25,9 @@ export class FakeEnvoyAdmin {
   statPrefix = "inbound";
   /** "hang": never answer; "fail": answer 503. */
   mode: FakeMode = "ok";
+  /** When set, the next calls are answered with these statuses (and this body), one each, before `mode` applies again. */
+  statuses: number[] = [];
+  statusBody = "refused\n";
   /** Called after answering POST /quitquitquit. */
   onQuit: () => void = () => {};
   private healthFailed = false;
@@ -59,8 +64,13 @@ export class FakeEnvoyAdmin {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? "/", "http://fake");
-    this.calls.push({ method: req.method ?? "GET", url: req.url ?? "/", path: url.pathname, atMs: Date.now() });
+    this.calls.push({ method: req.method ?? "GET", url: req.url ?? "/", path: url.pathname, atMs: Date.now(), connection: req.headers.connection });
     req.resume();
+    const status = this.statuses.shift();
+    if (status !== undefined) {
+      res.writeHead(status).end(this.statusBody);
+      return;
+    }
     if (this.mode === "hang") {
       this.hanging.add(res);
       return;
