@@ -1,5 +1,5 @@
 // DrainEffects for the pure state-machine tests: records each call with the fake time, and lets a
-// test make any call hang or fail, or set the in-flight count Envoy would report.
+// test make any call hang, fail or answer late, or set the in-flight count Envoy would report.
 import type { DrainEffects } from "../../extproc/drain/controller.js";
 import type { FakeClock } from "./fake-clock.js";
 
@@ -11,6 +11,8 @@ export class RecordingEffects {
   inflight: number | undefined = 0;
   readonly hang = new Set<EffectName>();
   readonly fail = new Set<EffectName>();
+  /** Calls that answer only after this many fake-clock ms. */
+  readonly delayMs = new Map<EffectName, number>();
   readonly effects: DrainEffects;
 
   constructor(private readonly clock: FakeClock) {
@@ -18,6 +20,8 @@ export class RecordingEffects {
       this.calls.push({ name, atMs: this.clock.now() - START_MS });
       if (this.hang.has(name)) return new Promise<T>(() => {});
       if (this.fail.has(name)) return Promise.reject(new Error(`${name} failed`));
+      const delayMs = this.delayMs.get(name);
+      if (delayMs !== undefined) return new Promise<T>((resolve) => this.clock.setTimeout(() => resolve(value), delayMs));
       return Promise.resolve(value);
     };
     this.effects = {
