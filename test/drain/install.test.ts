@@ -6,7 +6,8 @@ import { registerBasicRoutes } from "../../extproc/admin/routes.js";
 import { AdminServer } from "../../extproc/admin/server.js";
 import type { DataplaneLifecycle } from "../../extproc/dataplane-lifecycle.js";
 import { installDrain, type DrainSettings } from "../../extproc/drain/install.js";
-import { silentLogger } from "../../extproc/log.js";
+import { Writable } from "node:stream";
+import { createLogger } from "../../extproc/log.js";
 import { Readiness } from "../../extproc/readiness.js";
 import { FakeEnvoyAdmin } from "../helpers/fake-envoy-admin.js";
 import { eventually } from "../control-plane/helpers.js";
@@ -36,7 +37,8 @@ async function setup(t: ExecutionContext, settings: Partial<DrainSettings> = {})
   const envoy = await FakeEnvoyAdmin.start();
   const timeline: { name: string; atMs: number }[] = [];
   const controlPlane = new RecordingControlPlane(timeline);
-  const log = silentLogger();
+  const lines: Array<Record<string, unknown>> = [];
+  const log = createLogger("info", new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
   const registry = new Registry();
   const readiness = new Readiness();
   const admin = new AdminServer(log);
@@ -56,6 +58,8 @@ async function setup(t: ExecutionContext, settings: Partial<DrainSettings> = {})
     },
   };
   const drain = installDrain(host, { ...SETTINGS, envoyAdmin: envoy.url, ...settings }, { lifecycle: controlPlane, callTimeoutMs: 500 });
+  /** Messages of the drain's log lines (level warn and above when asked). */
+  const logged = (opts: { warn?: boolean } = {}) => lines.filter((l) => l.component === "drain" && (!opts.warn || Number(l.level) >= 40)).map((l) => String(l.msg));
   const info = await admin.listen("127.0.0.1:0");
   const base = `http://127.0.0.1:${info.port}`;
   t.teardown(async () => {
@@ -68,7 +72,7 @@ async function setup(t: ExecutionContext, settings: Partial<DrainSettings> = {})
     [...envoy.calls.filter((c) => withStats || c.path !== "/stats").map((c) => ({ name: `envoy ${c.method} ${c.path}`, atMs: c.atMs })), ...timeline]
       .sort((a, b) => a.atMs - b.atMs)
       .map((c) => c.name);
-  return { envoy, controlPlane, drain, base, healthServing, registry, order, timeline };
+  return { envoy, controlPlane, drain, base, healthServing, registry, order, timeline, logged, lines };
 }
 
 test("drain › POST /drain runs Envoy, control-plane and close steps in order", async (t) => {
@@ -196,4 +200,28 @@ test("drain › POST /quitquitquit: no Envoy drain, Envoy told to quit, exit 0",
   t.is(res.status, 202);
   t.deepEqual(await drain.done, { exitCode: 0, forced: false });
   t.deepEqual(order(), ["cp deregister", "envoy POST /quitquitquit", "servers closed"]);
+});
+
+test("drain › without --envoy-admin, installing warns once that Envoy will not be told to drain; with it, nothing is said", async (t) => {
+  const withAdmin = await setup(t);
+  t.deepEqual(withAdmin.logged({ warn: true }), []);
+  const without = await setup(t, { envoyAdmin: undefined });
+  t.deepEqual(without.logged({ warn: true }), ["no --envoy-admin: Envoy will not be told to drain, and the drain waits the full --drain-time"]);
+});
+
+test("drain › given an Envoy that does not report the inbound stat, when the drain polls it many times, then one warning names the stat", async (t) => {
+  const { envoy, base, logged, lines } = await setup(t, { drainMinMs: 0, drainTimeMs: 1500 });
+  envoy.statPrefix = "other_listener";
+  await fetch(`${base}/drain`, { method: "POST" });
+  await eventually(() => envoy.calls.filter((c) => c.path === "/stats").length >= 3, 3000);
+  t.deepEqual(logged({ warn: true }).filter((m) => m.startsWith("Envoy does not report")), ["Envoy does not report this stat: check --inbound-stat-prefix; the drain waits the full --drain-time"]);
+  t.is(lines.find((l) => String(l.msg).startsWith("Envoy does not report"))?.stat, "http.inbound.downstream_rq_active");
+});
+
+test("drain › while draining, /ready names the draining gate", async (t) => {
+  const { base } = await setup(t, { drainMinMs: 1000 });
+  await fetch(`${base}/drain`, { method: "POST" });
+  const ready = await fetch(`${base}/ready`);
+  t.is(ready.status, 503);
+  t.deepEqual(await ready.json(), { ready: false, notReady: { draining: "draining" } });
 });
