@@ -35,6 +35,8 @@ test("drain metrics › given a drain started at 1 s with a deadline at 21 s, wh
   t.is(await value(DRAIN_METRIC.durationSeconds), 3.5);
   t.is(await value(DRAIN_METRIC.deadlineTimestampSeconds), 21);
   t.is(await value(DRAIN_METRIC.inflightAtExit), -1, "the wait has not ended");
+  const polled = scrape({ ...SERVING, phase: "draining", mode: "drain", sinceMs: 1000, deadlineMs: 21_000, inflightAtExit: 4 }, 4500);
+  t.is(await polled.value(DRAIN_METRIC.inflightAtExit), -1, "a reading taken during the wait is not the one at exit yet");
 });
 
 test("drain metrics › given a drain that finished at 3 s, when scraped later, then its duration stops at 2 s and the in-flight reading at exit shows", async (t) => {

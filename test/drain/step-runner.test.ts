@@ -81,7 +81,7 @@ test("step runner › given the controller gave up, when a step ends, then nothi
 });
 
 test("step runner › sleeps end when their time passes; one that a hurry may cut ends at the hurry, and forever only then", async (t) => {
-  const { clock, steps } = runner();
+  const { clock, steps, timers } = runner();
   let slept = false;
   void steps.sleep(300).then(() => (slept = true));
   await clock.advance(299);
@@ -93,6 +93,7 @@ test("step runner › sleeps end when their time passes; one that a hurry may cu
   void steps.sleepUnlessHurried(Infinity).then(() => woke++);
   await clock.advance(1000);
   t.is(woke, 1, "the timed one");
+  t.deepEqual(timers, [300, 1000], "no timer for forever (Node would fire an Infinity timer at once)");
   steps.wakeAll();
   await settle();
   t.is(woke, 2, "forever, until the hurry");
