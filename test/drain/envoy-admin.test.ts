@@ -1,13 +1,14 @@
 // The Envoy admin client against the stand-in Envoy admin: calls, retries, deadlines, stats.
 import test from "ava";
-import { EnvoyAdminClient, statValue, type EnvoyAdminCall } from "../../extproc/drain/envoy-admin.js";
+import { EnvoyAdminClient, statValue, type EnvoyAdminCall, type EnvoyAdminOptions } from "../../extproc/drain/envoy-admin.js";
 import { FakeEnvoyAdmin } from "../helpers/fake-envoy-admin.js";
 
-async function setup(t: { teardown(fn: () => Promise<void>): void }, callTimeoutMs = 1000) {
+/** A stand-in Envoy admin and a client of it (1 s per call, 20 ms backoff unless `options` say otherwise). */
+async function setup(t: { teardown(fn: () => Promise<void>): void }, options: Pick<EnvoyAdminOptions, "callTimeoutMs" | "attempts" | "backoffMs"> = {}) {
   const envoy = await FakeEnvoyAdmin.start();
   t.teardown(() => envoy.close());
   const failures: EnvoyAdminCall[] = [];
-  const client = new EnvoyAdminClient({ baseUrl: envoy.url + "/", callTimeoutMs, backoffMs: 20, onFailure: (call) => failures.push(call) });
+  const client = new EnvoyAdminClient({ baseUrl: envoy.url + "/", callTimeoutMs: 1000, backoffMs: 20, ...options, onFailure: (call) => failures.push(call) });
   return { envoy, client, failures };
 }
 
@@ -33,7 +34,7 @@ test("drain › envoy admin: a failing Envoy is retried briefly, then reported o
 });
 
 test("drain › envoy admin: a hanging Envoy fails the call within its deadline", async (t) => {
-  const { envoy, client, failures } = await setup(t, 400);
+  const { envoy, client, failures } = await setup(t, { callTimeoutMs: 400 });
   envoy.mode = "hang";
   const t0 = Date.now();
   await t.throwsAsync(() => client.failHealthchecks(), { message: /no answer within/ });
@@ -111,10 +112,8 @@ test("drain › envoy admin: a 5xx is asked again and can succeed; a 3xx or 4xx 
 });
 
 test("drain › envoy admin: retries pause the backoff, doubled each time, and not after the last attempt", async (t) => {
-  const envoy = await FakeEnvoyAdmin.start();
-  t.teardown(() => envoy.close());
+  const { envoy, client } = await setup(t, { attempts: 3, backoffMs: 150, callTimeoutMs: 5000 });
   envoy.mode = "fail";
-  const client = new EnvoyAdminClient({ baseUrl: envoy.url, attempts: 3, backoffMs: 150, callTimeoutMs: 5000 });
   const t0 = Date.now();
   await t.throwsAsync(() => client.failHealthchecks(), { message: /HTTP 503: unavailable$/ });
   const elapsedMs = Date.now() - t0;
@@ -125,10 +124,8 @@ test("drain › envoy admin: retries pause the backoff, doubled each time, and n
 });
 
 test("drain › envoy admin: a pause longer than the call's deadline is cut to it, and no attempt starts past it", async (t) => {
-  const envoy = await FakeEnvoyAdmin.start();
-  t.teardown(() => envoy.close());
+  const { envoy, client } = await setup(t, { attempts: 3, backoffMs: 2000, callTimeoutMs: 400 });
   envoy.mode = "fail";
-  const client = new EnvoyAdminClient({ baseUrl: envoy.url, attempts: 3, backoffMs: 2000, callTimeoutMs: 400 });
   const t0 = Date.now();
   await t.throwsAsync(() => client.failHealthchecks(), { message: /HTTP 503: unavailable$/, instanceOf: Error });
   t.true(Date.now() - t0 < 900, `gave up after ${Date.now() - t0} ms`);
