@@ -4,8 +4,10 @@
 // mutant (__STRYKER_ACTIVE_MUTANT__ set) scripts/stryker-dispatch.mjs asks the harness's daemon, whose workers keep
 // the area's test files imported and run only the tests that reach the mutant, switching it on at run time
 // (scripts/stryker-daemon.mjs, scripts/stryker-worker.mjs).
-// Usage: node scripts/mutation-stryker.mjs [--area A[,B]] [--since COMMIT] [--concurrency N]
+// Usage: node scripts/mutation-stryker.mjs [--area A[,B]] [--files F[,G]] [--since COMMIT] [--concurrency N]
 //   --area A,B      only these areas (default: all)
+//   --files F,G     only these source files (or globs) of the areas: for working through one file's survivors;
+//                   prints the counts and survivors but leaves the area's row in MUTATION.md as it was
 //   --since COMMIT  incremental: only source files changed since COMMIT (committed or not); an area whose
 //                   test files changed runs whole; areas with no change keep their previous row
 //   --concurrency N parallel mutants, one harness worker each (default 2: the two cores CI has)
@@ -34,6 +36,7 @@ const args = process.argv.slice(2);
 const argValue = (flag) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
 const areaNames = argValue("--area")?.split(",") ?? Object.keys(STRYKER_AREAS);
 const since = argValue("--since");
+const onlyFiles = argValue("--files")?.split(",");
 const concurrency = Number(argValue("--concurrency") ?? 2);
 const verifyEvery = Number(argValue("--verify-every") ?? 0);
 for (const a of areaNames) {
@@ -62,11 +65,13 @@ export function globMatches(file, glob) {
   return new RegExp(`^${re}$`).test(file);
 }
 
-/** The mutate list for an area: every file, or (incremental) only the changed ones; undefined = skip. */
-function mutateFor(area, changed) {
-  if (!changed) return area.mutate;
-  if (area.tests.some((t) => changed.includes(t))) return area.mutate;
-  const files = changed.filter((f) => area.mutate.some((g) => globMatches(f, g)));
+/** The mutate list for an area: every file, or (incremental) only the changed ones, narrowed to `only` when given; undefined = skip. */
+export function mutateFor(area, changed, only) {
+  const inArea = (f) => area.mutate.some((g) => globMatches(f, g));
+  const files =
+    !changed || area.tests.some((t) => changed.includes(t))
+      ? (only ? only.filter(inArea) : area.mutate)
+      : changed.filter((f) => inArea(f) && (!only || only.some((g) => globMatches(f, g))));
   return files.length > 0 ? files : undefined;
 }
 
@@ -197,9 +202,9 @@ const changed = since ? changedSince(since) : undefined;
 const results = [];
 for (const name of areaNames) {
   const area = STRYKER_AREAS[name];
-  const mutate = mutateFor(area, changed);
+  const mutate = mutateFor(area, changed, onlyFiles);
   if (!mutate) {
-    console.log(`mutation:stryker: ${name}: nothing changed since ${since}, skipped`);
+    console.log(`mutation:stryker: ${name}: ${onlyFiles ? `none of ${onlyFiles.join(", ")} is in the area` : ""}${onlyFiles && since ? " or " : ""}${since ? `nothing changed since ${since}` : ""}, skipped`);
     continue;
   }
   mkdirSync(join(REPORTS, name), { recursive: true });
@@ -224,8 +229,9 @@ for (const name of areaNames) {
   const { map, files } = JSON.parse(readFileSync(coverageMapFile(name), "utf8"));
   const c = summarise(reclassifyUncovered(JSON.parse(readFileSync(reportFile, "utf8")), map, files), equivalents);
   // The tree the sandbox was copied from: commits made while the run goes on are not in it.
-  const note = `${since ? `since ${since}` : "full"} at ${measured}${dirty ? " with uncommitted changes" : ""}`;
-  results.push({ name, row: row(name, c, seconds, note) });
+  const scope = [since ? `since ${since}` : "", onlyFiles ? `files ${mutate.join(" ")}` : ""].filter(Boolean).join(", ") || "full";
+  const note = `${scope} at ${measured}${dirty ? " with uncommitted changes" : ""}`;
+  if (!onlyFiles) results.push({ name, row: row(name, c, seconds, note) });
   console.log(`mutation:stryker: ${name}: ${c.killed + c.timeout} of ${c.mutants - c.equivalent} killed (${c.score.toFixed(1)} %), ${c.equivalent} equivalent, ${seconds} s`);
   for (const s of c.survivors) console.log(`  survivor ${s}`);
   if (existsSync(verifyLog)) {
