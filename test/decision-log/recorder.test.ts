@@ -12,6 +12,7 @@ import { loadSidecarConfig } from "../../extproc/config/sidecar.js";
 import type { Decision, RequestFacts } from "../../extproc/decision.js";
 import { startDecisionLog } from "../../extproc/decision-log/recorder.js";
 import { createLogger, silentLogger } from "../../extproc/log.js";
+import { pollUntil } from "../helpers/poll-until.js";
 
 const facts = (requestId: string): RequestFacts => ({ direction: "inbound", method: "GET", path: "/p", authority: "a", scheme: "http", headers: new Map([["x-team", "blue"]]), peerUriSans: [], requestId });
 const allow: Decision = { type: "continue", explain: { action: "allow", kind: "none", reason: "r" } };
@@ -109,10 +110,11 @@ test("recorder › given a file whose writes fail (/dev/full), then the lines ar
   let now = 0;
   const recorder = (await startDecisionLog(loadSidecarConfig(["--decision-log", "/dev/full"], {}).config, registry, createLogger("info", sink), Math.random, () => now))!;
   // When a line fails at 0 s, 59.999 s and 60 s
-  for (const at of [0, 59_999, 60_000]) {
+  // (each write's failure is awaited before the clock moves: the warning reads the clock when the write fails)
+  for (const [i, at] of [0, 59_999, 60_000].entries()) {
     now = at;
     recorder.record(facts(String(at)), deny, 1);
-    await new Promise((r) => setTimeout(r, 30));
+    await pollUntil(`write ${i + 1} to fail`, () => metricValue(registry, "meshext_decision_log_dropped_total", "write_error"), (n) => n === i + 1);
   }
   await recorder.close();
   // Then all three are write_error, and the warning was logged at 0 s and 60 s only
