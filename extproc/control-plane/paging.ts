@@ -68,7 +68,9 @@ export function pageReply<T>(req: ListRequest, items: T[], headers: Record<strin
   const pageItems = items.slice(offset, offset + size).map(view);
   let next: string | null = null;
   if (offset + size < items.length) {
-    const host = header(req, "host") ?? "localhost";
+    // An empty Host is legal (a request target without an authority); one that is no authority is the client's error.
+    const host = header(req, "host") || "localhost";
+    if (!URL.canParse(`http://${host}`)) throw badRequest(`the Host header ${JSON.stringify(host)} cannot name the next page (next URL)`);
     const nextUrl = new URL(req.url.pathname + req.url.search, `http://${host}`);
     nextUrl.searchParams.delete("wait");
     nextUrl.searchParams.set("size", String(size));

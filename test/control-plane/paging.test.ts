@@ -88,6 +88,21 @@ test("paging › given no Host header, when the next URL is built, then it names
   t.is((reply.body as { next: string }).next, "http://localhost/things?size=1&offset=1");
 });
 
+test("paging › given an empty Host header (a request target without authority), when the next URL is built, then it names localhost", (t) => {
+  const reply = pageReply(request("/things?size=1", { host: "" }), items(2));
+  t.is((reply.body as { next: string }).next, "http://localhost/things?size=1&offset=1");
+});
+
+test("paging › given a Host header that is no authority, when a next URL is needed, then 400 naming the Host header", (t) => {
+  for (const host of ["a b", "x:99999"]) {
+    const err = t.throws(() => pageReply(request("/things?size=1", { host }), items(2)), { instanceOf: ApiError });
+    t.is(err!.status, 400);
+    t.is(err!.detail, `the Host header ${JSON.stringify(host)} cannot name the next page (next URL)`);
+  }
+  // a single page needs no next URL
+  t.deepEqual(pageReply(request("/things?size=2", { host: "a b" }), items(2)).body, { total: 2, items: items(2), next: null });
+});
+
 test("paging › given the default size and more items, when replying, then next spells out size=100", (t) => {
   const reply = pageReply(request("/things"), items(101));
   t.is(names(reply.body).length, 100);
