@@ -1,5 +1,6 @@
 // Kuma-style REST error bodies (problems.ts): RFC 7807 problem details with invalid_parameters, the older
 // details/causes fields, and the status, title and headers of each error the control plane answers with.
+// (The `!`s: Stryker's instrumented sources type these factories as possibly undefined; the sandbox build type-checks the tests against them.)
 import test from "ava";
 import { ApiError, badRequest, invalidResource, methodNotAllowed, notFound, payloadTooLarge, unauthorized } from "../../extproc/control-plane/problems.js";
 
@@ -37,16 +38,16 @@ test("problems › given an error, when thrown, then it is an Error named ApiErr
 });
 
 test("problems › given a bad request, when it has violations or not, then the title says so", (t) => {
-  const plain = badRequest("query parameter wait: expected a duration");
+  const plain = badRequest("query parameter wait: expected a duration")!;
   t.like(plain, { status: 400, title: "Bad Request", detail: "query parameter wait: expected a duration" });
   t.deepEqual(plain.violations, []);
-  const withViolations = badRequest("invalid query", violations);
+  const withViolations = badRequest("invalid query", violations)!;
   t.like(withViolations, { status: 400, title: "Could not process a resource", detail: "invalid query" });
   t.deepEqual(withViolations.violations, violations);
 });
 
 test("problems › given an invalid resource, when answered, then 400 'Resource is not valid' with its violations", (t) => {
-  const err = invalidResource(violations);
+  const err = invalidResource(violations)!;
   t.like(err, { status: 400, title: "Could not process a resource", detail: "Resource is not valid" });
   t.deepEqual(err.body().causes, violations);
 });
@@ -56,13 +57,13 @@ test("problems › given a missing resource, when answered, then 404 Not Found w
 });
 
 test("problems › given a write without the token, when answered, then 401 with a Bearer challenge naming the realm", (t) => {
-  const err = unauthorized();
+  const err = unauthorized()!;
   t.like(err, { status: 401, title: "Unauthorized", detail: "this operation needs `Authorization: Bearer <token>` with the control plane's token" });
   t.deepEqual(err.headers, { "www-authenticate": 'Bearer realm="meshext-control-plane"' });
 });
 
 test("problems › given a method the path does not take, when answered, then 405 naming both and an Allow header listing the methods", (t) => {
-  const err = methodNotAllowed("PATCH", "/meshes/default", ["GET", "PUT", "DELETE"]);
+  const err = methodNotAllowed("PATCH", "/meshes/default", ["GET", "PUT", "DELETE"])!;
   t.like(err, { status: 405, title: "Method Not Allowed", detail: "method PATCH is not allowed on /meshes/default" });
   t.deepEqual(err.headers, { allow: "GET, PUT, DELETE" });
 });
