@@ -177,3 +177,13 @@ test("dry run › given more changed decisions than examples, when ?examples is 
   t.is(await examples("&examples=3"), 3);
   t.is(await examples("&examples=1000"), 25);
 });
+
+test("dry run › given a stored deny on backend, when a mesh-wide allow of the same name is PUT as a dry run, then the replay has the candidate in its place", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  t.is((await call(cp.url, "PUT", "/meshes/default/dataplanes/backend-1", dataplane("backend-1", "backend"))).status, 201);
+  t.is(await pushSamples(cp.url, "backend-1", ids(2)), 200);
+  t.is((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/p", onBackend("p", "Deny"))).status, 201);
+  const reply = await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/p?dryRun=true", mtp("p", "Allow"));
+  t.like(reply.body.whatIf.dataplanes[0], { name: "backend-1", selectedBy: ["candidate", "stored"], samples: 2, report: { classes: { "allow (other deciding policy)": 2 } } });
+  // (the records were allowed by backend-allow-web, which the mesh no longer has: still allowed, now by p; the stored deny is gone)
+});
