@@ -159,7 +159,7 @@ test("dry run › given pushed decision samples, when a deny is PUT as a dry run
   t.like(one, { mesh: "default", name: "backend-1", selectedBy: ["candidate"], samples: 3, summary: "3 of 3 replayed decision(s) would change (allow→deny 3)" });
   t.deepEqual(Object.keys(one.report).sort(), ["approximate", "changed", "classes", "examples", "malformed", "records", "replayed", "unchanged", "unreplayable"]);
   t.like(one.report, { records: 3, replayed: 3, unchanged: 0, changed: 3, malformed: 0, approximate: 0, classes: { "allow→deny": 3 }, unreplayable: {} });
-  t.deepEqual(one.report.examples.map((e: { requestId: string }) => e.requestId), ["r0", "r1", "r2"]);
+  t.deepEqual(one.report.examples.map((e: { requestId: string; line: number }) => [e.requestId, e.line]), [["r0", 1], ["r1", 2], ["r2", 3]], "each example names its record's place among the held ones, from 1");
   t.deepEqual(two, { mesh: "default", name: "backend-2", selectedBy: ["candidate"], samples: 0, summary: NO_SAMPLES });
 });
 

@@ -164,6 +164,14 @@ test("list › given one collection version, when pages differ in size, offset, 
   t.deepEqual(names(json(again.bytes)), ["item-0", "item-1", "item-2"]);
 });
 
+test("list › given no Host header and then an empty one, when listing, then both get the one page naming localhost, rendered once", async (t) => {
+  const notifier = new ChangeNotifier();
+  const list = (headers: ListRequest["headers"]) => listReply(request("/things?size=1", headers), notifier, { kind: "T" }, () => items(2));
+  t.is(json((await list({})).bytes).next, "http://localhost/things?size=1&offset=1");
+  t.is(json((await list({ host: "" })).bytes).next, "http://localhost/things?size=1&offset=1");
+  t.is(notifier.pageRenders, 1);
+});
+
 test("list › given a view, when listing, then the page is the viewed items (not shared bytes) under the collection's ETag", async (t) => {
   const notifier = new ChangeNotifier();
   const view = (item: { type: string; name: string }) => ({ ...item, live: true });
