@@ -53,9 +53,9 @@ export async function listReply<T extends GlobalResource>(
 
 export function pageBounds(url: URL): { size: number; offset: number } {
   const sizeRaw = url.searchParams.get("size");
-  const offsetRaw = url.searchParams.get("offset");
   const size = sizeRaw === null || sizeRaw === "" ? DEFAULT_PAGE_SIZE : Number(sizeRaw);
-  const offset = offsetRaw === null || offsetRaw === "" ? 0 : Number(offsetRaw);
+  // No offset, or an empty one, is 0: Number(null) and Number("") both are.
+  const offset = Number(url.searchParams.get("offset"));
   const violations = [];
   if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) violations.push({ field: "size", message: `must be an integer from 1 to ${MAX_PAGE_SIZE}` });
   if (!Number.isInteger(offset) || offset < 0) violations.push({ field: "offset", message: "must be a non-negative integer (the `offset` of a `next` URL)" });

@@ -60,12 +60,14 @@ test("problems › given a write without the token, when answered, then 401 with
   const err = unauthorized()!;
   t.like(err, { status: 401, title: "Unauthorized", detail: "this operation needs `Authorization: Bearer <token>` with the control plane's token" });
   t.deepEqual(err.headers, { "www-authenticate": 'Bearer realm="meshext-control-plane"' });
+  t.false("invalid_parameters" in err.body());
 });
 
 test("problems › given a method the path does not take, when answered, then 405 naming both and an Allow header listing the methods", (t) => {
   const err = methodNotAllowed("PATCH", "/meshes/default", ["GET", "PUT", "DELETE"])!;
   t.like(err, { status: 405, title: "Method Not Allowed", detail: "method PATCH is not allowed on /meshes/default" });
   t.deepEqual(err.headers, { allow: "GET, PUT, DELETE" });
+  t.false("invalid_parameters" in err.body());
 });
 
 test("problems › given a body over the limit, when answered, then 413 naming the limit in bytes", (t) => {

@@ -156,6 +156,9 @@ test("seed › given the repository's sample policies, when seeding, then every 
   t.deepEqual(lines().filter((l) => l.level !== 30), []);
   t.like(lines().at(-1), { resources: stored });
   t.false(hasNoPolicies(store));
+  // each policy under its own kind (fault-injection.yaml holds a MeshFaultInjection)
+  t.like(store.get("MeshFaultInjection", "default", "backend-chaos"), { type: "MeshFaultInjection" });
+  t.false(store.list("MeshTrafficPermission").some((r) => r.type !== "MeshTrafficPermission"));
 });
 
 test("seed › given a store, when asking whether it holds no policies, then every policy kind counts and nothing else does", async (t) => {
