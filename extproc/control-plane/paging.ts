@@ -53,9 +53,9 @@ export async function listReply<T extends GlobalResource>(
 
 export function pageBounds(url: URL): { size: number; offset: number } {
   const sizeRaw = url.searchParams.get("size");
-  const offsetRaw = url.searchParams.get("offset");
   const size = sizeRaw === null || sizeRaw === "" ? DEFAULT_PAGE_SIZE : Number(sizeRaw);
-  const offset = offsetRaw === null || offsetRaw === "" ? 0 : Number(offsetRaw);
+  // No offset, or an empty one, is 0: Number(null) and Number("") both are.
+  const offset = Number(url.searchParams.get("offset"));
   const violations = [];
   if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) violations.push({ field: "size", message: `must be an integer from 1 to ${MAX_PAGE_SIZE}` });
   if (!Number.isInteger(offset) || offset < 0) violations.push({ field: "offset", message: "must be a non-negative integer (the `offset` of a `next` URL)" });
@@ -68,7 +68,9 @@ export function pageReply<T>(req: ListRequest, items: T[], headers: Record<strin
   const pageItems = items.slice(offset, offset + size).map(view);
   let next: string | null = null;
   if (offset + size < items.length) {
-    const host = header(req, "host") ?? "localhost";
+    // An empty Host is legal (a request target without an authority); one that is no authority is the client's error.
+    const host = header(req, "host") || "localhost";
+    if (!URL.canParse(`http://${host}`)) throw badRequest(`the Host header ${JSON.stringify(host)} cannot name the next page (next URL)`);
     const nextUrl = new URL(req.url.pathname + req.url.search, `http://${host}`);
     nextUrl.searchParams.delete("wait");
     nextUrl.searchParams.set("size", String(size));

@@ -1,10 +1,11 @@
 // Test helpers for the control plane: temp data dirs, a server on 127.0.0.1:0, JSON requests, sample policies.
 import { spawn } from "node:child_process";
+import { Writable } from "node:stream";
 import { mkdtemp, rm } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { silentLogger } from "../../extproc/log.js";
+import { createLogger, silentLogger } from "../../extproc/log.js";
 import { type ControlPlaneOptions, type RunningControlPlane, startControlPlane } from "../../extproc/control-plane/server.js";
 
 export async function tempDir(prefix = "meshext-cp-"): Promise<{ path: string; remove(): Promise<void> }> {
@@ -125,4 +126,11 @@ export async function startUp(t: Teardown, upArgs: string[] = ["--envoy", "off"]
     await dir.remove();
   });
   return { exited, banner: () => banner, stdout: () => stdout, kill: (signal) => child.kill(signal) };
+}
+
+/** An info-level logger whose JSON lines are kept: `lines()` parses what was logged so far. */
+export function recordingLogger(): { log: ReturnType<typeof createLogger>; lines: () => Array<Record<string, unknown>> } {
+  let text = "";
+  const sink = new Writable({ write: (chunk, _enc, done) => ((text += chunk.toString()), done()) });
+  return { log: createLogger("info", sink), lines: () => text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
