@@ -78,3 +78,46 @@ test("turn slices › a change waking 1 000 waiters releases them across turns, 
   t.is(released, 1000);
   t.true(releasedWhenOtherWorkRan > 0 && releasedWhenOtherWorkRan <= 2 * TURN_SLICE, `other work ran after ${releasedWhenOtherWorkRan} releases`);
 });
+
+test("turn slices › given a burst, when the loop turns, then pending counts down one slice a turn", async (t) => {
+  const slices = new TurnSlices(4);
+  for (let i = 0; i < 10; i++) slices.run(() => {});
+  t.is(slices.pending, 10);
+  await nextTurn();
+  t.is(slices.pending, 6);
+  await nextTurn();
+  t.is(slices.pending, 2);
+  await nextTurn();
+  t.is(slices.pending, 0);
+});
+
+test("turn slices › given a callback that queues another while its slice runs, when the loop turns, then the new one runs after those queued before it", async (t) => {
+  const slices = new TurnSlices(2);
+  const order: string[] = [];
+  slices.run(() => {
+    order.push("a");
+    slices.run(() => order.push("late"));
+  });
+  slices.run(() => order.push("b"));
+  slices.run(() => order.push("c"));
+  await eventually(() => slices.pending === 0 && order.length === 4);
+  t.deepEqual(order, ["a", "b", "c", "late"]);
+  // and a queue drained empty takes new work again
+  await slices.next();
+  t.is(slices.pending, 0);
+});
+
+test("turn slices › given a callback that throws, when its slice runs, then the callbacks after it still run", async (t) => {
+  const thrown: unknown[] = [];
+  process.setUncaughtExceptionCaptureCallback((error) => thrown.push(error));
+  t.teardown(() => process.setUncaughtExceptionCaptureCallback(null));
+  const slices = new TurnSlices(1);
+  const ran: string[] = [];
+  slices.run(() => {
+    throw new Error("boom");
+  });
+  slices.run(() => ran.push("after"));
+  await slices.next();
+  t.deepEqual(ran, ["after"]);
+  t.is((thrown[0] as Error).message, "boom");
+});
