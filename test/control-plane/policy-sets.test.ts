@@ -206,6 +206,20 @@ test("policy-set index › given sets in meshes a and ab, when a mesh-wide polic
   t.deepEqual(woken(), [1, 0]);
   t.deepEqual(namesOf(index.view("a", "x")), ["MeshTrafficPermission/all"]);
   t.is(index.view("ab", "x"), other);
+  // and a version the engine rejects, which goes to every set of a, goes to none of ab
+  await store.put(MTP, broken("bad", "a"));
+  t.deepEqual(woken(), [2, 0]);
+  t.deepEqual(namesOf(index.view("a", "x")), ["MeshTrafficPermission/all", "MeshTrafficPermission/bad"]);
+  t.is(index.view("ab", "x"), other);
+  // and a route written in a selects a's sets again, not ab's
+  await store.put(ROUTE, { ...route("r", "svc"), mesh: "a" } as Resource);
+  t.deepEqual(woken(), [3, 0]);
+  t.is(index.view("ab", "x"), other);
+  index.view("a", "x");
+  // and a's Mesh re-renders a's sets, not ab's
+  await store.putGlobal(MESH_TYPE, { type: "Mesh", name: "a" } as never);
+  t.deepEqual(woken(), [4, 0]);
+  t.is(index.view("ab", "x"), other);
 });
 
 test("policy-set index › given a set of one mesh, when a policy is written in a mesh whose sets nobody asked for, then it is stored and shows in that mesh's sets later", async (t) => {
