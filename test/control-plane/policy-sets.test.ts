@@ -1,11 +1,12 @@
 // The per-dataplane policy-set index on its own (policy-sets.ts): what each set holds, which writes re-render and
 // wake which sets, and the answers relative to the set a sidecar holds; driven through a real store and notifier.
 import test from "ava";
+import { EventEmitter } from "node:events";
 import { silentLogger } from "../../extproc/log.js";
 import { DATAPLANE_TYPE, IDENTITY_TYPES, MESH_TYPE, POLICY_TYPES, type Resource, SERVICE_TYPES } from "../../extproc/kuma-rest/resources.js";
 import { DEFAULT_KUMA_VERSION } from "../../extproc/kuma-rest/kuma-version.js";
 import { PolicySetIndex, type PolicySetView, policySetKey } from "../../extproc/control-plane/policy-sets.js";
-import { ResourceStore } from "../../extproc/control-plane/store.js";
+import { ResourceStore, type StoreChange } from "../../extproc/control-plane/store.js";
 import { ChangeNotifier, etagOf } from "../../extproc/control-plane/watch.js";
 import { dataplane, meshIdentity, tempDir } from "./helpers.js";
 
@@ -335,4 +336,52 @@ test("policy-set index › given a set that replaced another, when a write re-re
   t.is(third.etag, second.etag);
   t.is(third.previous?.etag, first.etag);
   t.is(third.delta!().toString(), second.delta!().toString());
+});
+
+/** The part of the store the index reads, in memory (a real store would write 4 097 files first). */
+class MemoryStore extends EventEmitter<{ change: [StoreChange] }> {
+  /** kind → mesh/name (global: /name) → resource. */
+  private readonly byKind = new Map<string, Map<string, Resource>>();
+  private of(kind: string): Map<string, Resource> {
+    if (!this.byKind.has(kind)) this.byKind.set(kind, new Map());
+    return this.byKind.get(kind)!;
+  }
+  get(kind: string, mesh: string, name: string): Resource | undefined {
+    return this.of(kind).get(`${mesh}/${name}`);
+  }
+  getGlobal(kind: string, name: string): Resource | undefined {
+    return this.of(kind).get(`/${name}`);
+  }
+  list(kind: string, mesh: string): Resource[] {
+    return [...this.of(kind).values()].filter((r) => r.mesh === mesh);
+  }
+  put(resource: Resource, global = false): void {
+    this.of(resource.type).set(`${global ? "" : resource.mesh}/${resource.name}`, resource);
+    this.emit("change", { kind: resource.type, ...(global ? {} : { mesh: resource.mesh }), name: resource.name, op: "put" });
+  }
+}
+
+test("policy-set index › given more Dataplanes than the 4 096 sets kept, when each is asked, then the oldest set is let go and rendered again, a replaced one keeps its base, and only the 4 096 newest bases are kept", (t) => {
+  const store = new MemoryStore();
+  const index = new PolicySetIndex(store as unknown as ResourceStore, new ChangeNotifier(), DEFAULT_KUMA_VERSION);
+  const count = 4097;
+  for (let i = 0; i < count; i++) store.put(dp(`dp-${i}`, `svc-${i}`));
+  const view = (i: number) => index.view("default", `dp-${i}`)!;
+  for (let i = 0; i < count; i++) view(i);
+  t.is(index.renders, count);
+  // then the newest is kept, the oldest (dp-0) was let go and is rendered again
+  view(count - 1);
+  t.is(index.renders, count);
+  view(0);
+  t.is(index.renders, count + 1);
+  // when the Mesh is stored every kept set is re-rendered in its place: none is let go for it, so each keeps its base
+  store.put({ type: "Mesh", name: "default" } as Resource, true);
+  view(0);
+  t.truthy(view(2).previous, "dp-2 (now the oldest kept) was re-rendered from its kept set");
+  // when a route selects every set again, each base is kept, up to 4 096 of them
+  store.put(route("r", "svc-a"));
+  view(1);
+  store.put(route("r", "svc-b"));
+  t.truthy(view(3).previous, "dp-3's base is kept");
+  t.is(view(2).previous, undefined, "dp-2's base, the oldest, was let go for dp-1's");
 });
