@@ -385,3 +385,17 @@ test("policy-set index › given more Dataplanes than the 4 096 sets kept, when 
   t.truthy(view(3).previous, "dp-3's base is kept");
   t.is(view(2).previous, undefined, "dp-2's base, the oldest, was let go for dp-1's");
 });
+
+test("policy-set index › given a route of A's service, when a policy naming that route is written, then it joins A's set, not B's", async (t) => {
+  const { store, index, wakesOf } = await indexFor(t);
+  for (const [name, svc] of [["a", "svc-a"], ["b", "svc-b"]]) await store.put(DATAPLANE_TYPE, dp(name!, svc!));
+  await store.put(ROUTE, route("r", "svc-a"));
+  index.view("default", "a");
+  const b = index.view("default", "b");
+  const woken = wakesOf("default/a", "default/b");
+  const limit = { type: "MeshRateLimit", mesh: "default", name: "on-r", spec: { targetRef: { kind: "MeshHTTPRoute", name: "r" }, to: [{ targetRef: { kind: "Mesh" }, default: { local: { http: { requestRate: { num: 1, interval: "1s" } } } } }] } };
+  await store.put(POLICY_TYPES.find((t) => t.kind === "MeshRateLimit")!, limit as unknown as Resource);
+  t.deepEqual(woken(), [1, 0]);
+  t.deepEqual(namesOf(index.view("default", "a")), ["MeshHTTPRoute/r", "MeshRateLimit/on-r"]);
+  t.is(index.view("default", "b"), b);
+});

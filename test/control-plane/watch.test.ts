@@ -374,3 +374,15 @@ test("renderWhenChanged › given a held request, when the notifier closes, then
   t.true(Date.now() - started < 2_000, `ended after ${Date.now() - started}ms`);
   t.is(counter.renders, 2);
 });
+
+test.serial("notifier › given a long wait, when it is abandoned, then it leaves no timer behind (a stopping process is not held for its wait)", async (t) => {
+  const notifier = new ChangeNotifier();
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+  let leave!: () => void;
+  const before = timers();
+  const wait = notifier.wait("K/m", 60_000, new Promise<void>((r) => (leave = r)));
+  t.is(timers(), before + 1);
+  leave();
+  await wait;
+  t.is(timers(), before);
+});
