@@ -304,6 +304,17 @@ test("policy-set index › given a Dataplane not asked for yet, when it is store
   t.is(view.previous, undefined);
 });
 
+test("policy-set index › given a Dataplane whose set a route change let go, when the Dataplane is deleted, then its set is woken and there is none", async (t) => {
+  const { store, index, wakesOf } = await indexFor(t);
+  await store.put(DATAPLANE_TYPE, dp("a", "svc-a"));
+  index.view("default", "a");
+  await store.put(ROUTE, route("r", "svc-a"));
+  const woken = wakesOf("default/a");
+  await store.delete(DATAPLANE_TYPE, "default", "a");
+  t.deepEqual(woken(), [1]);
+  t.is(index.view("default", "a"), undefined);
+});
+
 test("policy-set index › given a set that replaced another, when the change alone is asked, then compact JSON with the new items in full and the kept ones by key, the same bytes each time", async (t) => {
   const { store, index } = await indexFor(t);
   await store.put(DATAPLANE_TYPE, dp("a", "svc-a"));
