@@ -121,3 +121,14 @@ test("turn slices › given a callback that throws, when its slice runs, then th
   t.deepEqual(ran, ["after"]);
   t.is((thrown[0] as Error).message, "boom");
 });
+
+test.serial("turn slices › given a drained queue, when the loop turns on, then nothing more is scheduled (an idle queue neither spins nor holds the process)", async (t) => {
+  const immediates = () => process.getActiveResourcesInfo().filter((r) => r === "Immediate").length;
+  const slices = new TurnSlices(2);
+  for (let i = 0; i < 3; i++) slices.run(() => {});
+  await slices.next();
+  await nextTurn();
+  await nextTurn();
+  t.is(slices.pending, 0);
+  t.is(immediates(), 0);
+});
