@@ -1,6 +1,8 @@
 // Long-poll bursts spread over turns of the event loop: callbacks run a few per turn, and the notifier
 // releases waiters — woken by a change, or at the end of their wait — that way, so other work goes between.
 import test from "ava";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { TURN_SLICE, TurnSlices } from "../../extproc/control-plane/turn-slices.js";
 import { ChangeNotifier, collectionKey } from "../../extproc/control-plane/watch.js";
 import { eventually } from "./helpers.js";
@@ -131,4 +133,25 @@ test.serial("turn slices › given a drained queue, when the loop turns on, then
   await nextTurn();
   t.is(slices.pending, 0);
   t.is(immediates(), 0);
+});
+
+test.serial("turn slices › given a queue that has drained, when memory is collected, then it holds none of the callbacks run (a held request's closure is let go once answered)", async (t) => {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  const slices = new TurnSlices(2);
+  let ref!: WeakRef<object>;
+  // a callback closing over an object, then two more: two slices drain the queue
+  (() => {
+    const held = { payload: new Array(1000).fill(0) };
+    ref = new WeakRef(held);
+    slices.run(() => void held.payload.length);
+  })();
+  slices.run(() => {});
+  slices.run(() => {});
+  await slices.next();
+  await nextTurn();
+  gc();
+  await nextTurn();
+  gc();
+  t.is(ref.deref(), undefined);
 });
