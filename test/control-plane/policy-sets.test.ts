@@ -167,6 +167,20 @@ test("policy-set index › given a policy in A's set, when it is edited to selec
   t.deepEqual(namesOf(index.view("default", "a")), []);
   t.deepEqual(namesOf(index.view("default", "b")), ["MeshTrafficPermission/p"]);
   t.deepEqual(woken(), [1, 1]);
+  // and edited twice more, it stays once in B's set, and A (which it left) is not woken again
+  await store.put(MTP, permission("p", "svc-b", "Allow"));
+  await store.put(MTP, permission("p", "svc-b"));
+  t.deepEqual(namesOf(index.view("default", "b")), ["MeshTrafficPermission/p"]);
+  t.deepEqual(woken(), [1, 3]);
+});
+
+test("policy-set index › given two Dataplanes of one service, when a policy is added after one of them was asked, then both list their policies in the same order", async (t) => {
+  const { store, index } = await indexFor(t);
+  for (const name of ["a", "b"]) await store.put(DATAPLANE_TYPE, dp(name, "svc-a"));
+  await store.put(MTP, permission("z-on-a", "svc-a"));
+  index.view("default", "a");
+  await store.put(MTP, permission("a-first", "svc-a"));
+  t.deepEqual(namesOf(index.view("default", "b")), namesOf(index.view("default", "a")));
 });
 
 test("policy-set index › given rendered sets, when a policy selecting neither is written, then no set is woken or rendered again", async (t) => {
