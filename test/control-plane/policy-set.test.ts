@@ -58,8 +58,8 @@ test("policy set › an edit to a policy selecting A wakes A's long-poll, not B'
   t.is((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/on-c", onService("on-c", "svc-c"))).status, 201);
   // then A's long-poll answers at once with the new version of on-a
   const a = await heldA;
+  // (200 under a new tag: a wait that ran out would answer 304, so A was woken by the edit)
   t.is(a.status, 200);
-  t.true(Date.now() - started < 1400, `A answered after ${Date.now() - started}ms`);
   t.not(a.headers.get("etag"), etagA);
   const body = (await a.json()) as { items: Array<{ name: string; spec: { from: Array<{ default: { action: string } }> } }> };
   t.is(body.items.find((i) => i.name === "on-a")!.spec.from[0]!.default.action, "Allow");

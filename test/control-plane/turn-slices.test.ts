@@ -1,6 +1,8 @@
 // Long-poll bursts spread over turns of the event loop: callbacks run a few per turn, and the notifier
 // releases waiters — woken by a change, or at the end of their wait — that way, so other work goes between.
 import test from "ava";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { TURN_SLICE, TurnSlices } from "../../extproc/control-plane/turn-slices.js";
 import { ChangeNotifier, collectionKey } from "../../extproc/control-plane/watch.js";
 import { eventually } from "./helpers.js";
@@ -77,4 +79,79 @@ test("turn slices › a change waking 1 000 waiters releases them across turns, 
   await Promise.all(waits);
   t.is(released, 1000);
   t.true(releasedWhenOtherWorkRan > 0 && releasedWhenOtherWorkRan <= 2 * TURN_SLICE, `other work ran after ${releasedWhenOtherWorkRan} releases`);
+});
+
+test("turn slices › given a burst, when the loop turns, then pending counts down one slice a turn", async (t) => {
+  const slices = new TurnSlices(4);
+  for (let i = 0; i < 10; i++) slices.run(() => {});
+  t.is(slices.pending, 10);
+  await nextTurn();
+  t.is(slices.pending, 6);
+  await nextTurn();
+  t.is(slices.pending, 2);
+  await nextTurn();
+  t.is(slices.pending, 0);
+});
+
+test("turn slices › given a callback that queues another while its slice runs, when the loop turns, then the new one runs after those queued before it", async (t) => {
+  const slices = new TurnSlices(2);
+  const order: string[] = [];
+  slices.run(() => {
+    order.push("a");
+    slices.run(() => order.push("late"));
+  });
+  slices.run(() => order.push("b"));
+  slices.run(() => order.push("c"));
+  await eventually(() => slices.pending === 0 && order.length === 4);
+  t.deepEqual(order, ["a", "b", "c", "late"]);
+  // and a queue drained empty takes new work again
+  await slices.next();
+  t.is(slices.pending, 0);
+});
+
+test("turn slices › given a callback that throws, when its slice runs, then the callbacks after it still run", async (t) => {
+  const thrown: unknown[] = [];
+  process.setUncaughtExceptionCaptureCallback((error) => thrown.push(error));
+  t.teardown(() => process.setUncaughtExceptionCaptureCallback(null));
+  const slices = new TurnSlices(1);
+  const ran: string[] = [];
+  slices.run(() => {
+    throw new Error("boom");
+  });
+  slices.run(() => ran.push("after"));
+  await slices.next();
+  t.deepEqual(ran, ["after"]);
+  t.is((thrown[0] as Error).message, "boom");
+});
+
+test.serial("turn slices › given a drained queue, when the loop turns on, then nothing more is scheduled (an idle queue neither spins nor holds the process)", async (t) => {
+  const immediates = () => process.getActiveResourcesInfo().filter((r) => r === "Immediate").length;
+  const slices = new TurnSlices(2);
+  for (let i = 0; i < 3; i++) slices.run(() => {});
+  await slices.next();
+  await nextTurn();
+  await nextTurn();
+  t.is(slices.pending, 0);
+  t.is(immediates(), 0);
+});
+
+test.serial("turn slices › given a queue that has drained, when memory is collected, then it holds none of the callbacks run (a held request's closure is let go once answered)", async (t) => {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  const slices = new TurnSlices(2);
+  let ref!: WeakRef<object>;
+  // a callback closing over an object, then two more: two slices drain the queue
+  (() => {
+    const held = { payload: new Array(1000).fill(0) };
+    ref = new WeakRef(held);
+    slices.run(() => void held.payload.length);
+  })();
+  slices.run(() => {});
+  slices.run(() => {});
+  await slices.next();
+  await nextTurn();
+  gc();
+  await nextTurn();
+  gc();
+  t.is(ref.deref(), undefined);
 });
