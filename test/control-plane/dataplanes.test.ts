@@ -213,12 +213,14 @@ test("dataplane registry › given state changes by heartbeat, then each is pers
 });
 
 test("dataplane registry › given a write of the dataplane still queued, when a heartbeat arrives, then it waits for it and answers from what that write left", async (t) => {
-  const { registry, store } = await registryAt(t);
+  const { registry, store, lines } = await registryAt(t);
   await registry.register("default", "backend-1", dataplane("backend-1"));
   const drained = store.update(DATAPLANE_TYPE, "default", "backend-1", (current) => ({ ...current, status: { state: "draining", lastSeenTime: iso(T) } }));
   const hb = await registry.heartbeat("default", "backend-1", undefined);
   await drained;
   t.is(stateOf(hb).state, "draining", "the heartbeat saw the queued write");
+  t.is(store.revision, 2, "registration and the queued write: the heartbeat itself wrote nothing");
+  t.false(lines.some((l) => l.msg === "dataplane state changed"));
   const deleting = registry.deregister("default", "backend-1");
   const err = await t.throwsAsync(registry.heartbeat("default", "backend-1", "online"));
   t.true(await deleting);
@@ -253,6 +255,16 @@ test("dataplane registry › given a dataplane past the offline timeout, when sw
   const offline = lines.filter((l) => l.msg === "dataplane went offline (missed heartbeats)").map((l) => [l.level, l.mesh, l.name, l.lastSeenTime]);
   t.deepEqual(offline, [[40, "default", "backend-1", iso(T)]]);
   t.false(lines.some((l) => l.msg === "garbage-collecting offline dataplane"));
+});
+
+test("dataplane registry › given two sweeps at once, when both find it offline, then it is written and logged once", async (t) => {
+  const { registry, store, clock, lines } = await registryAt(t);
+  await registry.register("default", "backend-1", dataplane("backend-1"));
+  clock.ms = T + 5000;
+  await Promise.all([registry.sweep(), registry.sweep()]);
+  t.is(stateOf(stored(store)).state, "offline");
+  t.is(store.revision, 2);
+  t.is(lines.filter((l) => l.msg === "dataplane went offline (missed heartbeats)").length, 1);
 });
 
 test("dataplane registry › given a heartbeat queued behind a sweep, then the sweep does not mark it offline", async (t) => {

@@ -138,6 +138,8 @@ test("safety › given an empty or blank body, then 400 says it is empty", (t) =
 
 test("safety › given invalid YAML or several documents, then 400 names the parser's first error", (t) => {
   t.deepEqual(refusal("a: 1\n---\nb: 2"), { status: 400, detail: "request body is not valid YAML or JSON: Source contains multiple documents; please use YAML.parseAllDocuments()" });
+  // Invalid YAML whose error recovery nests deeper than the pre-parse scan sees: the bounded parser stops it.
+  t.deepEqual(refusal('  ? \n  "a:   ? \n'.repeat(200), DEFAULT_BODY_LIMITS), { status: 400, detail: "request body is not valid YAML or JSON: nests deeper than 64 levels" });
   const broken = refusal("type: [unclosed");
   t.is(broken.status, 400);
   t.true(broken.detail?.startsWith("request body is not valid YAML or JSON: Flow sequence"), broken.detail);

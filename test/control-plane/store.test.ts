@@ -281,3 +281,13 @@ test("store › given a mesh directory whose name is not a resource name, when t
   t.deepEqual(store.meshes(), ["default", "ok"]);
   t.deepEqual(errors, []);
 });
+
+test("store › given a data dir that does not exist yet, when the store opens, then it is created with its meshes directory and starts empty", async (t) => {
+  const dir = await tempDir();
+  t.teardown(() => dir.remove());
+  const dataDir = join(dir.path, "not", "yet");
+  const { store } = await openStore(t, dataDir);
+  t.deepEqual(await readdir(dataDir), ["meshes"]);
+  t.deepEqual(store.list("MeshTrafficPermission"), []);
+  t.is(store.revision, 0);
+});
