@@ -225,6 +225,7 @@ test("dataplane registry › given a write of the dataplane still queued, when a
   const err = await t.throwsAsync(registry.heartbeat("default", "backend-1", "online"));
   t.true(await deleting);
   t.is((err as unknown as ApiError).status, 404, "deleted while the heartbeat waited");
+  t.is((err as unknown as ApiError).detail, "dataplane default/backend-1 is not registered (PUT it first)");
   t.false(await registry.deregister("default", "backend-1"));
 });
 
@@ -413,4 +414,24 @@ test("dataplane registry › given a started registry, when its timer fires, the
   const line = lines.find((l) => l.msg === "dataplane sweep failed")!;
   t.is(line.level, 50);
   t.is((line.err as { message: string }).message, "disk gone");
+});
+
+test("dataplane registry › given another resource's write in the queue, when a heartbeat changes nothing (online or draining), then it is answered before that write finishes", async (t) => {
+  const { registry, store } = await registryAt(t);
+  await registry.register("default", "up", dataplane("up"));
+  await registry.register("default", "leaving", dataplane("leaving"));
+  await registry.heartbeat("default", "leaving", "draining");
+  for (const [name, state] of [["up", undefined], ["up", "online"], ["leaving", undefined], ["leaving", "draining"]] as const) {
+    const order: string[] = [];
+    const write = store.put(DATAPLANE_TYPE, { ...dataplane("other"), status: { state: "online" } }).then(() => order.push("write"));
+    const hb = registry.heartbeat("default", name, state).then(() => order.push("heartbeat"));
+    await Promise.all([write, hb]);
+    t.deepEqual(order, ["heartbeat", "write"], `${name} ${state}`);
+  }
+});
+
+test("dataplane registry › given a Dataplane stored without any status (a hand-written file), when served, then it is online from boot", async (t) => {
+  const { registry, store } = await registryAt(t);
+  await store.put(DATAPLANE_TYPE, dataplane("bare"));
+  t.deepEqual(registry.view(stored(store, "bare")).status, { state: "online", lastSeenTime: iso(T) });
 });
