@@ -47,7 +47,7 @@ export const STRYKER_AREAS = {
       "test/control-plane/long-poll-scale.test.ts", "test/control-plane/mesh-identity.test.ts", "test/control-plane/policy-set.test.ts", "test/control-plane/turn-slices.test.ts",
       "test/control-plane/up.test.ts", "test/control-plane/kill9.test.ts", "test/properties/rest-router.test.ts",
       "test/control-plane/validate.test.ts", "test/control-plane/paging.test.ts", "test/control-plane/problems.test.ts", "test/control-plane/seed.test.ts",
-      "test/control-plane/policy-sets.test.ts",
+      "test/control-plane/policy-sets.test.ts", "test/control-plane/store.test.ts",
     ],
   },
   policy: {
