@@ -12,7 +12,7 @@ const DP = "/meshes/default/dataplanes/web-1";
 
 test("dataplane-client › registers online, heartbeats, reports draining, and deregisters so it is gone", async (t) => {
   const dir = await tempDir();
-  const cp = await startTestControlPlane(dir.path, { offlineTimeoutMs: 600 });
+  const cp = await startTestControlPlane(dir.path, { offlineTimeoutMs: 1500 });
   t.teardown(async () => {
     await cp.stop();
     await dir.remove();
@@ -23,7 +23,7 @@ test("dataplane-client › registers online, heartbeats, reports draining, and d
   const registered = await call(cp.url, "GET", DP);
   t.is(registered.body.status.state, "online");
   t.deepEqual(registered.body.networking.inbound[0].tags, identity.tags);
-  await new Promise((r) => setTimeout(r, 1000)); // well past the offline timeout: heartbeats keep it online
+  await new Promise((r) => setTimeout(r, 2500)); // well past the offline timeout: heartbeats keep it online
   t.is((await call(cp.url, "GET", DP)).body.status.state, "online");
   await client.markDraining();
   t.is((await call(cp.url, "GET", DP)).body.status.state, "draining");
