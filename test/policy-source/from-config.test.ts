@@ -69,6 +69,8 @@ test("dataplane file › given a file that is missing or holds no valid Dataplan
   const bad = tempFile(t, "bad.yaml", JSON.stringify({ type: "Dataplane", mesh: "default", name: "x", networking: { address: "127.0.0.1", inbound: [{ port: "nope" }] } }));
   const invalid = t.throws(() => dataplaneFromFile(bad), { instanceOf: ConfigError });
   t.regex(invalid!.message, new RegExp(`^--dataplane-file ${bad.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: \\S+: `));
+  const two = tempFile(t, "two.json", JSON.stringify({ type: "Dataplane", mesh: "default", name: "x", networking: { inbound: [{ port: "nope", tags: { "kuma.io/service": "x" } }, { port: 0, tags: { "kuma.io/service": "x" } }] } }));
+  t.is(t.throws(() => dataplaneFromFile(two))!.message, `--dataplane-file ${two}: networking.inbound[0].port: must be an integer; networking.inbound[1].port: must be in inclusive range [1, 65535]`, "every violation, one after the other");
   const noDoc = tempFile(t, "none.yaml", "type: Mesh\nname: default\n");
   t.throws(() => dataplaneFromFile(noDoc), { instanceOf: ConfigError, message: /^--dataplane-file / });
 });
