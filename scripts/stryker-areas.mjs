@@ -28,12 +28,20 @@ export const STRYKER_AREAS = {
   },
   "policy-source": {
     mutate: ["extproc/policy-source/**/*.ts"],
+    // Left out (they stay in the suite): the process-level tests, whose real sidecars and control planes took 2–6 s a
+    // test and reached ~1 100 mutants each, so that every survivor ran them: policy-set-sidecar, mesh-identity-sidecar,
+    // silent-control-plane, version-detect-cli, and sync-budget-pages (2 000 HTTP pages, 6 s). The policy-source
+    // paths they reach are reached and checked in process by from-config (flags → dataplane, registration of a
+    // --dataplane-file document and its draining, the switch from the lists to the dataplane's own set once registered,
+    // key order in the set's Dataplane), dataplane-file-watch, policy-set-source, mesh-identity-lists, version-detect and
+    // sync-budget (the page budget shared by a sync's lists).
     tests: [
       "test/policy-source/last-good.test.ts", "test/policy-source/fail-closed.test.ts", "test/policy-source/http-source.test.ts", "test/policy-source/bounded-lists.test.ts",
       "test/policy-source/dataplane-client.test.ts", "test/policy-source/version-detect.test.ts", "test/policy-source/mesh-resources.test.ts", "test/policy/dir-source.test.ts",
       "test/policy-source/dir-change-cost.test.ts", "test/policy-source/dir-rescan-reads.test.ts", "test/policy-source/engine-e2e.test.ts", "test/policy-source/ghost-dataplane.test.ts",
       "test/policy-source/incremental-apply.test.ts", "test/policy-source/kuma-compat.test.ts", "test/policy-source/paced-long-poll.test.ts", "test/policy-source/policy-set-delta.test.ts",
-      "test/policy-source/policy-set-sidecar.test.ts", "test/policy-source/silent-control-plane.test.ts", "test/policy-source/sync-budget.test.ts", "test/policy-source/mesh-identity-sidecar.test.ts",
+      "test/policy-source/policy-set-source.test.ts", "test/policy-source/sync-budget.test.ts", "test/policy-source/mesh-identity-lists.test.ts",
+      "test/policy-source/from-config.test.ts", "test/policy-source/dataplane-file-watch.test.ts", "test/policy-source/in-place-edits.test.ts", "test/policy-source/backoff.test.ts", "test/policy-source/cache-file.test.ts", "test/policy-source/http-rejected.test.ts",
       "test/properties/json-slices.test.ts",
     ],
   },

@@ -1,18 +1,13 @@
 // MeshIdentity and MeshTrust reach the sidecar from a control plane: a real sidecar against the real embedded
 // control plane decides mTLS as Kuma 2.12+ does (identity → mTLS on and the MTP's SPIFFE rules apply; none with
 // the Mesh's mTLS off → plaintext, no peer identity), keeps the last good version when a write is refused, and
-// reverts on delete; from Kuma's REST lists (a stand-in) they read exactly as from a policy directory.
+// reverts on delete. From Kuma's REST lists, in process: mesh-identity-lists.test.ts.
 import test from "ava";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { stringify } from "yaml";
-import { parsePolicyText } from "../../extproc/policy/documents/parse.js";
-import { resourcesOf } from "../../extproc/policy/documents/resources.js";
 import { startTestSidecar } from "../helpers/sidecar-harness.js";
 import { call, controlPlaneFor, eventually, meshIdentity as identity } from "../control-plane/helpers.js";
-import { startFakeKuma } from "./fake-kuma.js";
-import { sourceFor } from "./harness.js";
 
 /** The SPIFFE ID the MeshIdentity's template (`{{ .Mesh }}.zone-1.mesh.local` + `/workload/{{ .Workload }}`) gives workload `w`. */
 const spiffeOf = (workload: string, trustDomain = "default.zone-1.mesh.local") => `spiffe://${trustDomain}/workload/${workload}`;
@@ -90,34 +85,4 @@ test("mesh identity (sidecar) › a MeshIdentity written to the control plane tu
   await call(cp.url, "DELETE", "/meshes/default/meshidentities/orders");
   t.true(await eventually(async () => (await explain(sidecar.adminUrl, spiffeOf("intruder"))).decision.explain.action === "allow", 10_000));
   t.is((await explain(sidecar.adminUrl, spiffeOf("intruder"))).client.source, "none");
-});
-
-test("mesh identity (sidecar) › from Kuma's REST lists, MeshIdentity and MeshTrust read as from a directory; an invalid new version keeps the last good one", async (t) => {
-  const kuma = await startFakeKuma();
-  const good = identity("orders", { app: "orders" });
-  const trust = { type: "MeshTrust", mesh: "default", name: "zone-1", spec: { trustDomain: "default.zone-1.mesh.local", caBundles: [{ type: "Pem", pem: { value: PEM } }] } };
-  kuma.items.set("meshtrafficpermissions", [allowWeb]);
-  kuma.items.set("meshidentities", [{ ...good, status: { conditions: [{ type: "Ready", status: "True" }] } }]);
-  kuma.items.set("meshtrusts", [trust]);
-  const { source, applied, metric } = sourceFor(kuma.url, { pollIntervalMs: 100 });
-  t.teardown(async () => {
-    await source.stop();
-    await kuma.close();
-  });
-  await source.start();
-  // given the same documents in a policy directory, then the engine gets the same resources from both
-  const fromDir = resourcesOf(parsePolicyText([good, trust].map((d) => stringify(d)).join("---\n")).resources);
-  t.deepEqual(applied.at(-1)!.resources?.identities, fromDir.identities);
-  t.deepEqual(applied.at(-1)!.resources?.trusts, fromDir.trusts);
-  t.true(kuma.requests.some((r) => r.startsWith("GET /meshes/default/meshidentities")));
-
-  // when Kuma serves an invalid new version (a Bundled provider without its configuration)
-  kuma.items.set("meshidentities", [{ ...good, spec: { ...good.spec, provider: { type: "Bundled" } } }]);
-  t.true(await eventually(async () => (await metric("meshext_control_plane_rejected_policies")) === 1, 5000));
-  // then the last good version stays in force
-  t.deepEqual(applied.at(-1)!.resources?.identities?.map((i) => i.name), ["orders"]);
-  // and a Kuma before 2.12 (no such lists: 404) just has none
-  kuma.items.delete("meshidentities");
-  kuma.items.delete("meshtrusts");
-  t.true(await eventually(() => applied.at(-1)!.resources?.identities?.length === 0 && applied.at(-1)!.resources?.trusts?.length === 0, 5000));
 });

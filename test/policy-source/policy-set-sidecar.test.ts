@@ -1,19 +1,13 @@
 // The sidecar reads its own policy set from the embedded control plane: real sidecars A and B (their
 // --dataplane-file registered by themselves) against the real control plane; an edit to a policy selecting A
 // reaches A and leaves B's set untouched; a sidecar started from --dataplane-tags (as `meshext inject` renders
-// it) reads its set too; decisions equal those of the full-list path; Kuma (no feature) → lists.
+// it) reads its set too. In process, with the decisions of the full-list path and Kuma's lists: policy-set-source.test.ts.
 import test from "ava";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { dataplaneFromObject } from "../../extproc/policy/documents/dataplane.js";
-import { PolicyEngine } from "../../extproc/policy/decide/engine.js";
-import type { MeshResources } from "../../extproc/policy/documents/resources.js";
-import type { Policy } from "../../extproc/policy/model/types.js";
 import { startTestSidecar } from "../helpers/sidecar-harness.js";
 import { call, controlPlaneFor, eventually } from "../control-plane/helpers.js";
-import { inboundFacts, sourceFor } from "./harness.js";
-import { startFakeKuma } from "./fake-kuma.js";
 
 const dpDoc = (name: string, service: string) => ({
   type: "Dataplane",
@@ -94,56 +88,4 @@ test("policy set (sidecar) › a sidecar started from --dataplane-tags reads its
   const putAt = Date.now();
   t.true(await eventually(async () => (await action(h.adminUrl, "orders")) === "allow", 5000));
   t.true(Date.now() - putAt < 1000, `followed after ${Date.now() - putAt}ms`);
-});
-
-test("policy set (sidecar) › decisions from the per-dataplane set equal those from the full lists", async (t) => {
-  const { cp } = await controlPlaneFor(t);
-  const doc = dpDoc("a", "svc-a");
-  await call(cp.url, "PUT", "/meshes/default/dataplanes/a", doc);
-  const policies = [mtp("on-a", "svc-a", "web"), mtp("on-b", "svc-b", "orders"), { ...mtp("mesh-wide", "x", "ops"), spec: { targetRef: { kind: "Mesh" }, from: [{ targetRef: { kind: "MeshService", name: "ops" }, default: { action: "Allow" } }] } }];
-  for (const p of policies) await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/${p.name}`, p);
-  const dp = dataplaneFromObject(doc).dataplane!;
-  // given one source reading A's set and one reading the full lists, each feeding an engine for A
-  const engines = { set: new PolicyEngine({ dataplane: dp, trustKumaTagsHeader: true }), lists: new PolicyEngine({ dataplane: dp, trustKumaTagsHeader: true }) };
-  const applied = { set: [] as string[], lists: [] as string[] };
-  const feed = (which: "set" | "lists") => (p: Policy[], _origin: string, r?: MeshResources) => {
-    applied[which] = p.map((x) => x.name).sort();
-    engines[which].replace(p, r);
-  };
-  const perDp = sourceFor(cp.url, { dataplane: () => dp, apply: feed("set") });
-  const full = sourceFor(cp.url, { apply: feed("lists") });
-  t.teardown(async () => {
-    await perDp.source.stop();
-    await full.source.stop();
-  });
-  await perDp.source.start();
-  await full.source.start();
-  const clients = ["web", "orders", "ops", "intruder"];
-  const decisions = (e: PolicyEngine) => clients.map((c) => JSON.stringify(e.decide(inboundFacts(c))));
-  // then the set path applied fewer policies (on-b does not select A) and decides the same for every client
-  t.is(perDp.source.status.mode, "long-poll");
-  t.deepEqual(applied.set, ["mesh-wide", "on-a"]);
-  t.deepEqual(applied.lists, ["mesh-wide", "on-a", "on-b"]);
-  t.deepEqual(decisions(engines.set), decisions(engines.lists));
-  // and after an edit both follow to the same decisions
-  await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/on-a", mtp("on-a", "svc-a", "intruder"));
-  t.true(await eventually(() => engines.set.decide(inboundFacts("intruder")).type === "continue" && engines.lists.decide(inboundFacts("intruder")).type === "continue", 5000));
-  t.deepEqual(decisions(engines.set), decisions(engines.lists));
-});
-
-test("policy set (sidecar) › a control plane without the feature (Kuma) is read through its lists, asked once", async (t) => {
-  const kuma = await startFakeKuma(2);
-  kuma.items.set("meshtrafficpermissions", [mtp("on-a", "svc-a", "web")]);
-  const dp = dataplaneFromObject(dpDoc("a", "svc-a")).dataplane!;
-  const { source, names } = sourceFor(kuma.url, { dataplane: () => dp, pollIntervalMs: 100 });
-  t.teardown(async () => {
-    await source.stop();
-    await kuma.close();
-  });
-  await source.start();
-  t.deepEqual(names(), ["on-a"]);
-  kuma.items.set("meshtrafficpermissions", [mtp("on-a2", "svc-a", "web")]);
-  t.true(await eventually(() => names().join() === "on-a2", 3000));
-  t.is(kuma.requests.filter((r) => r === "GET /").length, 1, "the API root is asked once");
-  t.false(kuma.requests.some((r) => r.includes("_policy-set")));
 });

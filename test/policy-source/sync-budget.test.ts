@@ -1,10 +1,12 @@
 // One memory budget per sync: the kinds are listed in parallel, so the byte limit holds for all of them
-// together (not per kind), a `next` chain that never cycles stops at a bounded number of pages, and one
+// together (not per kind), a `next` chain that never cycles stops at a bounded number of pages (all lists together;
+// the whole source against such a chain: sync-budget-pages.test.ts), and one
 // item nested 100 000 deep is rejected while the rest apply.
 import test from "ava";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { MAX_PAGES_PER_SYNC } from "../../extproc/policy-source/kuma-client.js";
+import { KumaClient, MAX_PAGES_PER_SYNC, SyncError, syncBudget, type SyncBudget } from "../../extproc/policy-source/kuma-client.js";
+import { FETCHED_TYPES } from "../../extproc/policy-source/resource-set.js";
 import { sourceFor } from "./harness.js";
 
 async function serve(t: import("ava").ExecutionContext, body: (url: URL) => unknown) {
@@ -33,17 +35,22 @@ test("sync budget › given every kind's list at 60 % of the byte limit, when th
   t.regex(source.status.lastError?.message ?? "", /larger than 65536 bytes/);
 });
 
-test("sync budget › given a `next` chain that never cycles (offset+1), when the source syncs, then it stops after a bounded number of pages", async (t) => {
+test("sync budget › given a `next` chain that never cycles (offset+1), when two lists read under one page budget, then they stop together once it is spent", async (t) => {
   const cp = await serve(t, (url) => {
     const offset = Number(url.searchParams.get("offset") ?? 0);
     return { total: 1e9, items: [], next: `${url.origin}${url.pathname}?offset=${offset + 1}` };
   });
-  const { source } = sourceFor(cp.url);
-  t.teardown(() => source.stop());
-  await source.start();
-  t.is(source.status.lastError?.reason, "bad_response");
-  t.regex(source.status.lastError?.message ?? "", /more than \d+ pages/);
-  t.true(cp.requests() <= MAX_PAGES_PER_SYNC + 20, `${cp.requests()} requests`);
+  const client = new KumaClient({ baseUrl: cp.url, mesh: "default", maxListBytes: 1 << 20 });
+  const budget: SyncBudget = { ...syncBudget(1 << 20), pagesLeft: 7 };
+  const [first, second] = [FETCHED_TYPES[0]!, FETCHED_TYPES[1]!];
+  const err = await t.throwsAsync(client.listAll(first, undefined, false, budget), { instanceOf: SyncError });
+  t.is(err!.reason, "bad_response");
+  t.is(err!.message, `/meshes/default/${first.plural}: the sync read more than ${MAX_PAGES_PER_SYNC} pages (all lists together)`);
+  t.is(cp.requests(), 7, "the whole budget, one request a page");
+  // the next list of the same sync has nothing left: it fails before asking
+  await t.throwsAsync(client.listAll(second, undefined, false, budget), { instanceOf: SyncError, message: /more than \d+ pages/ });
+  t.is(cp.requests(), 7);
+  t.deepEqual(syncBudget(4096), { left: 4096, limit: 4096, pagesLeft: MAX_PAGES_PER_SYNC });
 });
 
 test("sync budget › given one item nested 100 000 deep among good ones, when the source syncs, then that item is rejected and the rest apply", async (t) => {

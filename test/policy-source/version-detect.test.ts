@@ -1,7 +1,6 @@
 // Which Kuma the sidecar follows: --kuma-version when pinned, else the control plane's API root
-// (basedOnKuma, else version), else 2.14; an unsupported version is a clear ConfigError (exit 2).
+// (basedOnKuma, else version), else 2.14; an unsupported version is a clear ConfigError (exit 2: version-detect-cli.test.ts).
 import test from "ava";
-import { spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ConfigError } from "../../extproc/config/flags.js";
@@ -74,21 +73,55 @@ test("kuma-version › given an unreachable control plane, when resolved, then 2
   t.regex(r.warning!, /--kuma-version/);
 });
 
-test("kuma-version › given an unsupported pin on the command line, when the sidecar starts, then it exits 2 with a readable message", (t) => {
-  const r = spawnSync(process.execPath, ["dist/extproc/cli.js", "sidecar", "--kuma-version", "1.8"], { encoding: "utf8", timeout: 20_000 });
-  t.is(r.status, 2);
-  t.regex(r.stderr, /--kuma-version: Kuma 1\.8 is not supported \(supported: 2\.5 to 2\.14 \(later 2\.x releases follow 2\.14\) and 3\.0 \(preview\)\)/);
-  const cp = spawnSync(process.execPath, ["dist/extproc/cli.js", "control-plane", "--kuma-version", "banana"], { encoding: "utf8", timeout: 20_000 });
-  t.is(cp.status, 2);
-  t.regex(cp.stderr, /--kuma-version: "banana" is not a Kuma version/);
+/** A server whose GET / answers `status` with `body` as is, recording each request's headers. */
+async function recordingRoot(t: { teardown(fn: () => Promise<void>): void }, status: number, body: string) {
+  const headers: Array<Record<string, string | string[] | undefined>> = [];
+  const server = createServer((req, res) => {
+    headers.push(req.headers);
+    res.writeHead(status, { "content-type": "application/json" });
+    res.end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, headers };
+}
+
+const FOLLOWING = "; following Kuma 2.14 (pin with --kuma-version)";
+
+test("kuma-version › given a control-plane token, when the API root is asked, then it carries the token and asks for JSON; without one, no authorization", async (t) => {
+  const root = await recordingRoot(t, 200, JSON.stringify({ product: "Kuma", version: "2.12.6" }));
+  await resolveKumaVersion({ controlPlane: root.url, kumaVersion: "", controlPlaneToken: "tok" });
+  await resolveKumaVersion(settings(root.url));
+  t.is(root.headers[0]!.authorization, "Bearer tok");
+  t.is(root.headers[0]!.accept, "application/json");
+  t.is(root.headers[1]!.authorization, undefined);
+  t.is(root.headers[1]!.accept, "application/json");
 });
 
-test("kuma-version › given a control plane reporting Kuma 4.0, when the sidecar starts against it, then it exits 2 before serving", async (t) => {
-  const url = await rootServer(t, { product: "Kuma", version: "4.0.0" });
-  const child = spawn(process.execPath, ["dist/extproc/cli.js", "sidecar", "--control-plane", url, "--grpc-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"]);
-  let stderr = "";
-  child.stderr.on("data", (c) => (stderr += c));
-  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-  t.is(code, 2);
-  t.regex(stderr, /reports version "4\.0\.0": Kuma 4\.0 is not supported[\s\S]*--kuma-version/);
+test("kuma-version › given an API root that answers 503, then 2.14 with a warning naming the URL and the status", async (t) => {
+  const root = await recordingRoot(t, 503, "{}");
+  t.deepEqual(await resolveKumaVersion(settings(root.url)), { version: "2.14", from: "default", warning: `GET ${root.url}/ answered 503${FOLLOWING}` });
+});
+
+test("kuma-version › given an API root without a version, or not JSON, then 2.14 with a warning that says what was wrong", async (t) => {
+  const none = await recordingRoot(t, 200, JSON.stringify({ tagline: "not Kuma" }));
+  t.deepEqual(await resolveKumaVersion(settings(none.url)), { version: "2.14", from: "default", warning: `GET ${none.url}/ reports no version (not a Kuma API root?)${FOLLOWING}` });
+  const garbled = await recordingRoot(t, 200, "{ not json");
+  const r = await resolveKumaVersion(settings(garbled.url));
+  t.is(r.from, "default");
+  t.true(r.warning!.startsWith(`GET ${garbled.url}/ failed: `) && r.warning!.endsWith(FOLLOWING), r.warning);
+  t.false(r.warning!.includes("undefined"), r.warning);
+  t.true(r.warning!.length > `GET ${garbled.url}/ failed: ${FOLLOWING}`.length, "the parse error's message is in it");
+});
+
+test("kuma-version › given a port nothing listens on, then the warning names the network error's code; given one fetch refuses, then its message", async (t) => {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  const refused = await resolveKumaVersion(settings(`http://127.0.0.1:${port}`), 1000);
+  t.is(refused.warning, `GET http://127.0.0.1:${port}/ failed: ECONNREFUSED${FOLLOWING}`);
+  // port 1 is on fetch's list of bad ports: refused before any connection, with no error code
+  const blocked = await resolveKumaVersion(settings("http://127.0.0.1:1"), 1000);
+  t.is(blocked.warning, `GET http://127.0.0.1:1/ failed: fetch failed${FOLLOWING}`);
 });
