@@ -171,8 +171,11 @@ test("server › given a held long-poll and a request whose body never finishes,
   await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
   socket.on("error", () => {});
   const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-  socket.write("PUT /meshes/default/meshtrafficpermissions/p HTTP/1.1\r\nhost: cp\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{");
-  await new Promise((r) => setImmediate(r));
+  // Expect: 100-continue: the server's "100 Continue" says the request is in (the connection is no longer idle)
+  const continued = new Promise<void>((resolve) => socket.once("data", () => resolve()));
+  socket.write("PUT /meshes/default/meshtrafficpermissions/p HTTP/1.1\r\nhost: cp\r\ncontent-type: application/json\r\ncontent-length: 1000\r\nexpect: 100-continue\r\n\r\n");
+  await continued;
+  socket.write("{");
   await cp.stop();
   t.is((await held).status, 304);
   await closed;
