@@ -56,6 +56,7 @@ export const STRYKER_AREAS = {
       "test/control-plane/up.test.ts", "test/control-plane/kill9.test.ts", "test/properties/rest-router.test.ts",
       "test/control-plane/validate.test.ts", "test/control-plane/paging.test.ts", "test/control-plane/problems.test.ts", "test/control-plane/seed.test.ts",
       "test/control-plane/policy-sets.test.ts", "test/control-plane/store.test.ts",
+      "test/control-plane/decision-sample-routes.test.ts", "test/control-plane/server.test.ts",
     ],
   },
   policy: {

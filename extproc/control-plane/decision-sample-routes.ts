@@ -31,17 +31,23 @@ export async function postDecisionSamples(ctx: RouteContext, req: ApiRequest, me
   }
   const violations: Violation[] = [];
   const lines: string[] = [];
+  let invalid = 0;
   records.forEach((record, i) => {
+    const before = violations.length;
     const read = recordFrom(record);
-    if ("malformed" in read) return void violations.push({ field: `records[${i}]`, message: read.malformed });
-    const r = record as Record<string, unknown>;
-    if (r.dataplane !== undefined && r.dataplane !== name) violations.push({ field: `records[${i}].dataplane`, message: `must be ${JSON.stringify(name)}, the dataplane of the URL` });
-    if (r.mesh !== undefined && r.mesh !== mesh) violations.push({ field: `records[${i}].mesh`, message: `must be ${JSON.stringify(mesh)}, the mesh of the URL` });
-    lines.push(JSON.stringify(keptFields(r, mesh, name)));
+    if ("malformed" in read) violations.push({ field: `records[${i}]`, message: read.malformed });
+    else {
+      const r = record as Record<string, unknown>;
+      if (r.dataplane !== undefined && r.dataplane !== name) violations.push({ field: `records[${i}].dataplane`, message: `must be ${JSON.stringify(name)}, the dataplane of the URL` });
+      if (r.mesh !== undefined && r.mesh !== mesh) violations.push({ field: `records[${i}].mesh`, message: `must be ${JSON.stringify(mesh)}, the mesh of the URL` });
+      lines.push(JSON.stringify(keptFields(r, mesh, name)));
+    }
+    if (violations.length > before) invalid++;
   });
-  if (violations.length > 0) {
+  if (invalid > 0) {
     samples.refused("malformed", records.length);
-    throw badRequest(`${violations.length} invalid record(s); none of the ${records.length} kept`, violations);
+    // A record can break several rules (dataplane and mesh): the count is of records, every violation is listed.
+    throw badRequest(`${invalid} invalid record(s); none of the ${records.length} kept`, violations);
   }
   samples.add(mesh, name, lines);
   return { status: 200, body: { accepted: lines.length, held: samples.held(mesh, name) } };
