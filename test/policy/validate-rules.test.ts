@@ -4,10 +4,11 @@
 import test from "ava";
 import { validatePolicyObject } from "../../extproc/policy/documents/parse.js";
 import { spiffeIdProblem } from "../../extproc/policy/documents/validate-rules.js";
+import type { KumaVersion } from "../../extproc/policy/model/types.js";
 
 type Pairs = [string, string][];
 const pairs = (vs: { field: string; message: string }[]): Pairs => vs.map((v) => [v.field, v.message]);
-const violations = (doc: unknown, version = "2.14"): Pairs => pairs(validatePolicyObject(doc, version).violations);
+const violations = (doc: unknown, version: KumaVersion = "2.14"): Pairs => pairs(validatePolicyObject(doc, version).violations);
 
 const mtp = (rules: unknown[]) => ({ type: "MeshTrafficPermission", mesh: "default", name: "p", spec: { targetRef: { kind: "Mesh" }, rules } });
 const mfi = (rules: unknown[]) => ({ type: "MeshFaultInjection", mesh: "default", name: "f", spec: { targetRef: { kind: "Mesh" }, rules } });
