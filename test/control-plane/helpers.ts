@@ -126,3 +126,10 @@ export async function startUp(t: Teardown, upArgs: string[] = ["--envoy", "off"]
   });
   return { exited, banner: () => banner, stdout: () => stdout, kill: (signal) => child.kill(signal) };
 }
+
+/** One series of the control plane's /metrics (`name` or `name{labels}` as printed), or undefined when absent. */
+export async function metricSample(base: string, series: string): Promise<number | undefined> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(series + " "));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
