@@ -45,7 +45,7 @@ export const STRYKER_AREAS = {
       "test/control-plane/inspect.test.ts", "test/control-plane/metrics.test.ts", "test/control-plane/container-patches.test.ts",
       "test/control-plane/atomic-file.test.ts", "test/control-plane/decision-samples.test.ts", "test/control-plane/dry-run.test.ts", "test/control-plane/heartbeat-queue.test.ts",
       "test/control-plane/long-poll-scale.test.ts", "test/control-plane/mesh-identity.test.ts", "test/control-plane/policy-set.test.ts", "test/control-plane/turn-slices.test.ts",
-      "test/control-plane/up.test.ts", "test/control-plane/kill9.test.ts", "test/properties/rest-router.test.ts", "test/control-plane/routes.test.ts", "test/control-plane/mesh-routes.test.ts", "test/control-plane/policy-set-routes.test.ts", "test/control-plane/inspect-routes.test.ts",
+      "test/control-plane/up.test.ts", "test/control-plane/kill9.test.ts", "test/properties/rest-router.test.ts", "test/control-plane/routes.test.ts", "test/control-plane/mesh-routes.test.ts", "test/control-plane/policy-set-routes.test.ts", "test/control-plane/inspect-routes.test.ts", "test/control-plane/global-routes.test.ts",
     ],
   },
   policy: {

@@ -260,3 +260,19 @@ test("warnings › given a non-policy resource, when it is PUT, then the answer 
   t.is(put.body.warnings, undefined);
   t.is(put.body.name, "dp-1");
 });
+
+test("paths › given several trailing slashes on an unknown path, when read, then the 404 names the path without them", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  t.is((await call(cp.url, "GET", "/nothing//")).body.detail, "no such endpoint: /nothing");
+  t.is((await call(cp.url, "GET", "/meshes/default/nothing///")).body.detail, "no resource type at /meshes/default/nothing");
+});
+
+test("warnings › given a policy with a deprecated field, when PUT, then each warning reads `<field>: <message>`", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  const legacy = { ...mtp("legacy"), spec: { targetRef: { kind: "MeshService", name: "orders" }, from: [{ targetRef: { kind: "Mesh" }, default: { action: "Allow" } }] } };
+  const put = await call(cp.url, "PUT", `${MTP}/legacy`, legacy);
+  t.is(put.status, 201);
+  t.true(put.body.warnings.length > 0);
+  for (const w of put.body.warnings as string[]) t.regex(w, /^spec\.[\w.[\]]+: \S/);
+  t.true((put.body.warnings as string[]).includes("spec.from: 'from' field is deprecated and will be removed in 3.0, use 'rules' with MeshIdentity (spiffeId) instead"));
+});
