@@ -57,6 +57,8 @@ export const STRYKER_AREAS = {
       "test/control-plane/validate.test.ts", "test/control-plane/paging.test.ts", "test/control-plane/problems.test.ts", "test/control-plane/seed.test.ts",
       "test/control-plane/policy-sets.test.ts", "test/control-plane/store.test.ts",
       "test/control-plane/decision-sample-routes.test.ts", "test/control-plane/server.test.ts",
+      "test/control-plane/routes.test.ts", "test/control-plane/mesh-routes.test.ts", "test/control-plane/policy-set-routes.test.ts", "test/control-plane/inspect-routes.test.ts",
+      "test/control-plane/global-routes.test.ts",
     ],
   },
   policy: {

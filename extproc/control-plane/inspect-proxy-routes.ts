@@ -3,10 +3,9 @@
 // `…/_outbounds/{kri}/_routes`, `…/_outbounds/{kri}/_policies` and `…/_outbounds/{kri}/_routes/{route-kri}/_policies`,
 // answered by the pure views in policy/views/inspect-policies.ts and inspect-outbound-policies.ts.
 import { DATAPLANE_TYPE, MESH_TYPE } from "../kuma-rest/resources.js";
-import { dataplaneFromObject } from "../policy/documents/dataplane.js";
 import { inboundPolicies, outboundRoutes, parseKri, proxyPolicies, type Kri } from "../policy/views/inspect-policies.js";
 import { outboundPolicies, routePolicies } from "../policy/views/inspect-outbound-policies.js";
-import { meshPolicies, meshResources, requireMesh } from "./inspect-routes.js";
+import { engineDataplane, meshPolicies, meshResources, requireMesh } from "./inspect-routes.js";
 import { ApiError, badRequest } from "./problems.js";
 import type { ApiReply, RouteContext } from "./route-context.js";
 
@@ -22,7 +21,7 @@ export function proxyInspect(ctx: RouteContext, mesh: string, name: string, rest
     requireMesh(ctx, mesh);
     const stored = ctx.store.get(DATAPLANE_TYPE.kind, mesh, name);
     if (!stored) throw new ApiError(404, "Could not retrieve Dataplane", "Not found");
-    const dataplane = dataplaneFromObject(stored).dataplane;
+    const dataplane = engineDataplane(stored, ctx.kumaVersion);
     if (!dataplane) throw new ApiError(400, "Could not process a resource", `Dataplane ${mesh}/${name} cannot be read by the policy engine`);
     // Kuma serves these views only for a mesh whose MeshServices are Exclusive (getPoliciesConf).
     const meshServices = (ctx.store.getGlobal(MESH_TYPE.kind, mesh) as { meshServices?: { mode?: string } } | undefined)?.meshServices;

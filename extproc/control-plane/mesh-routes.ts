@@ -6,6 +6,8 @@ import { routeGlobal } from "./global-routes.js";
 import { listReply } from "./paging.js";
 import { notFound } from "./problems.js";
 import type { ApiReply, ApiRequest, RouteContext } from "./route-context.js";
+import type { ResourceStore } from "./store.js";
+import type { ChangeNotifier } from "./watch.js";
 
 /** Serves /meshes (name undefined) and /meshes/{name}. */
 export async function routeMeshes(ctx: RouteContext, req: ApiRequest, name: string | undefined): Promise<ApiReply> {
@@ -20,4 +22,20 @@ export function meshView(ctx: RouteContext, name: string): GlobalResource {
   return ctx.store.getGlobal(MESH_TYPE.kind, name) ?? { type: MESH_TYPE.kind, name };
 }
 
-
+/**
+ * `GET /meshes` also lists the meshes that exist only through their resources: the first resource of a new mesh,
+ * or the removal of the last one, changes that list without a write of a Mesh, so it is bumped (and its long-polls
+ * woken) then too.
+ */
+export function watchImplicitMeshes(store: ResourceStore, notifier: ChangeNotifier): void {
+  let known = store.meshes();
+  store.on("change", (change) => {
+    if (change.mesh === undefined && change.kind !== MESH_TYPE.kind) return;
+    if (change.op === "put" && known.includes(change.mesh ?? change.name)) return;
+    const now = store.meshes();
+    if (now.join("/") === known.join("/")) return;
+    known = now;
+    // A Mesh's own write already bumped the list.
+    if (change.mesh !== undefined) notifier.notify(MESH_TYPE.kind);
+  });
+}

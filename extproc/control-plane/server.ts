@@ -14,6 +14,7 @@ import { ApiError, methodNotAllowed } from "./problems.js";
 import { type ApiReply, route, type RouteContext } from "./routes.js";
 import { DEFAULT_BODY_LIMITS, readBodyLimited, type BodyLimits } from "./safety.js";
 import { ResourceStore } from "./store.js";
+import { watchImplicitMeshes } from "./mesh-routes.js";
 import { ChangeNotifier, isLongPoll } from "./watch.js";
 import { PolicySetIndex } from "./policy-sets.js";
 
@@ -56,6 +57,7 @@ export async function startControlPlane(opts: ControlPlaneOptions, log: Logger):
   const store = await ResourceStore.open(opts.dataDir, log);
   const notifier = new ChangeNotifier();
   store.on("change", (change) => notifier.notify(change.kind, change.mesh));
+  watchImplicitMeshes(store, notifier);
   const dataplanes = new DataplaneRegistry(
     store,
     { offlineTimeoutMs: opts.offlineTimeoutMs ?? DEFAULT_OFFLINE_TIMEOUT_MS, offlineGcAgeMs: opts.offlineGcAgeMs ?? DEFAULT_OFFLINE_GC_AGE_MS },
