@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { splitHostPort } from "../host-port.js";
 import type { Logger } from "../log.js";
+import { BAD_TARGET_MESSAGE, requestUrl } from "../request-target.js";
 import { type AdminAccess, checkAccess, DEFAULT_ACCESS } from "./access.js";
 
 export const ADMIN_MAX_BODY_BYTES = 1 << 20;
@@ -109,7 +110,13 @@ export class AdminServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://admin");
+    const url = requestUrl(req.url, "http://admin");
+    if (!url) {
+      req.resume();
+      const reply = json(400, { error: BAD_TARGET_MESSAGE });
+      res.writeHead(reply.status, reply.headers).end(reply.body);
+      return;
+    }
     const method = req.method ?? "GET";
     const route = this.routes.get(`${method} ${url.pathname}`);
     const verdict = route && checkAccess(route.access, { remoteAddress: req.socket.remoteAddress, authorization: req.headers.authorization }, this.adminToken);

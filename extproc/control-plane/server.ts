@@ -16,6 +16,7 @@ import { DEFAULT_BODY_LIMITS, readBodyLimited, type BodyLimits } from "./safety.
 import { ResourceStore } from "./store.js";
 import { watchImplicitMeshes } from "./mesh-routes.js";
 import { ChangeNotifier, isLongPoll } from "./watch.js";
+import { BAD_TARGET_MESSAGE, requestUrl } from "../request-target.js";
 import { PolicySetIndex } from "./policy-sets.js";
 
 export interface ControlPlaneOptions {
@@ -108,7 +109,13 @@ export async function startControlPlane(opts: ControlPlaneOptions, log: Logger):
 }
 
 async function handle(ctx: RouteContext, metrics: ControlPlaneMetrics, log: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? "/", "http://control-plane");
+  const url = requestUrl(req.url, "http://control-plane");
+  if (!url) {
+    req.resume();
+    res.writeHead(400, { "content-type": "application/json" });
+    res.end(JSON.stringify(new ApiError(400, "Bad Request", BAD_TARGET_MESSAGE).body(), null, 2) + "\n");
+    return;
+  }
   const method = req.method ?? "GET";
   const observe = metrics.startRequest(method, url, req.headers);
   const abandoned = new Promise<void>((resolve) => res.once("close", () => resolve()));

@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { createSecureContext } from "node:tls";
 import { Counter, type Registry } from "prom-client";
 import type { Logger } from "../log.js";
+import { BAD_TARGET_MESSAGE, requestUrl } from "../request-target.js";
 import { type AdmissionContext, BadReview, review } from "./admission.js";
 
 /** Largest AdmissionReview body read (the API server's own request limit is 3 MiB). */
@@ -67,7 +68,8 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       const text = JSON.stringify(body);
       res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
     };
-    const url = new URL(req.url ?? "/", "https://webhook");
+    const url = requestUrl(req.url, "https://webhook");
+    if (!url) return send(400, { error: BAD_TARGET_MESSAGE });
     if (req.method === "GET" && url.pathname === "/healthz") return send(200, { status: "serving" });
     if (req.method === "GET" && url.pathname === "/metrics" && opts.registry) {
       const registry = opts.registry;

@@ -223,6 +223,9 @@ test.serial("webhook › bodies that are not AdmissionReview v1 requests are 400
   }
   t.is((await call(w, "GET", "/inject")).status, 405);
   t.is((await call(w, "POST", "/mutate", "{}")).status, 404);
+  // targets `new URL` refuses on their own are answered, and the webhook keeps serving
+  t.is((await call(w, "GET", "//")).status, 404);
+  t.is((await call(w, "GET", "http://")).status, 400);
   t.is((await call(w, "GET", "/healthz")).status, 200);
   const metrics = await call(w, "GET", "/metrics");
   t.regex(metrics.body, /meshext_webhook_reviews_total\{result="bad_request"\} 5/);
