@@ -6,24 +6,14 @@ import { resourcesOf } from "../../extproc/policy/documents/resources.js";
 import { eventually, meshIdentity as identity } from "../control-plane/helpers.js";
 import { startFakeKuma } from "./fake-kuma.js";
 import { sourceFor } from "./harness.js";
+import { allowWebToOrders, TRUST_PEM } from "./fixtures.js";
 
-/** The SPIFFE ID the MeshIdentity's template (`{{ .Mesh }}.zone-1.mesh.local` + `/workload/{{ .Workload }}`) gives workload `w`. */
-const spiffeOf = (workload: string, trustDomain = "default.zone-1.mesh.local") => `spiffe://${trustDomain}/workload/${workload}`;
-
-const allowWeb = {
-  type: "MeshTrafficPermission",
-  mesh: "default",
-  name: "orders-from-web",
-  spec: { targetRef: { kind: "Dataplane", labels: { app: "orders" } }, rules: [{ default: { allow: [{ spiffeID: { type: "Exact", value: spiffeOf("web") } }] } }] },
-};
-
-const PEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIRAOZ0\n-----END CERTIFICATE-----\n";
 
 test("mesh identity › from Kuma's REST lists, MeshIdentity and MeshTrust read as from a directory; an invalid new version keeps the last good one", async (t) => {
   const kuma = await startFakeKuma();
   const good = identity("orders", { app: "orders" });
-  const trust = { type: "MeshTrust", mesh: "default", name: "zone-1", spec: { trustDomain: "default.zone-1.mesh.local", caBundles: [{ type: "Pem", pem: { value: PEM } }] } };
-  kuma.items.set("meshtrafficpermissions", [allowWeb]);
+  const trust = { type: "MeshTrust", mesh: "default", name: "zone-1", spec: { trustDomain: "default.zone-1.mesh.local", caBundles: [{ type: "Pem", pem: { value: TRUST_PEM } }] } };
+  kuma.items.set("meshtrafficpermissions", [allowWebToOrders]);
   kuma.items.set("meshidentities", [{ ...good, status: { conditions: [{ type: "Ready", status: "True" }] } }]);
   kuma.items.set("meshtrusts", [trust]);
   const { source, applied, metric } = sourceFor(kuma.url, { pollIntervalMs: 100 });

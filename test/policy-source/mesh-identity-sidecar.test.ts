@@ -8,9 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestSidecar } from "../helpers/sidecar-harness.js";
 import { call, controlPlaneFor, eventually, meshIdentity as identity } from "../control-plane/helpers.js";
+import { allowWebToOrders, spiffeOf, TRUST_PEM } from "./fixtures.js";
 
-/** The SPIFFE ID the MeshIdentity's template (`{{ .Mesh }}.zone-1.mesh.local` + `/workload/{{ .Workload }}`) gives workload `w`. */
-const spiffeOf = (workload: string, trustDomain = "default.zone-1.mesh.local") => `spiffe://${trustDomain}/workload/${workload}`;
 
 const ordersDp = {
   type: "Dataplane",
@@ -19,15 +18,6 @@ const ordersDp = {
   labels: { app: "orders", "kuma.io/workload": "orders" },
   networking: { address: "127.0.0.1", inbound: [{ port: 8080, name: "http", tags: { "kuma.io/service": "orders" } }] },
 };
-
-const allowWeb = {
-  type: "MeshTrafficPermission",
-  mesh: "default",
-  name: "orders-from-web",
-  spec: { targetRef: { kind: "Dataplane", labels: { app: "orders" } }, rules: [{ default: { allow: [{ spiffeID: { type: "Exact", value: spiffeOf("web") } }] } }] },
-};
-
-const PEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIRAOZ0\n-----END CERTIFICATE-----\n";
 
 interface Explained {
   decision: { explain: { action: string; kind: string; reason: string } };
@@ -44,7 +34,7 @@ async function explain(adminUrl: string, uri: string): Promise<Explained> {
 test("mesh identity (sidecar) › a MeshIdentity written to the control plane turns mTLS on, a refused write changes nothing, deleting it reverts", async (t) => {
   const { cp } = await controlPlaneFor(t);
   await call(cp.url, "PUT", "/meshes/default", { type: "Mesh", name: "default" });
-  await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/${allowWeb.name}`, allowWeb);
+  await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/${allowWebToOrders.name}`, allowWebToOrders);
   const dir = mkdtempSync(join(tmpdir(), "meshext-identity-"));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, "dp.json"), JSON.stringify(ordersDp));
@@ -68,7 +58,7 @@ test("mesh identity (sidecar) › a MeshIdentity written to the control plane tu
   t.deepEqual(web.proxy, { mtls: "on", identity: "orders" });
 
   // and a MeshTrust limits peers to its trust domain (Kuma's SPIFFE validator refuses others in the handshake)
-  const trust = { type: "MeshTrust", mesh: "default", name: "zone-1", spec: { trustDomain: "default.zone-1.mesh.local", caBundles: [{ type: "Pem", pem: { value: PEM } }] } };
+  const trust = { type: "MeshTrust", mesh: "default", name: "zone-1", spec: { trustDomain: "default.zone-1.mesh.local", caBundles: [{ type: "Pem", pem: { value: TRUST_PEM } }] } };
   await call(cp.url, "PUT", "/meshes/default/meshtrusts/zone-1", trust);
   t.true(await eventually(async () => (await explain(sidecar.adminUrl, spiffeOf("web", "default.zone-2.mesh.local"))).decision.explain.reason.includes("trust domain default.zone-2.mesh.local"), 10_000));
   t.is((await explain(sidecar.adminUrl, spiffeOf("web"))).decision.explain.action, "allow");

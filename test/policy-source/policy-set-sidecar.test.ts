@@ -8,26 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestSidecar } from "../helpers/sidecar-harness.js";
 import { call, controlPlaneFor, eventually } from "../control-plane/helpers.js";
-
-const dpDoc = (name: string, service: string) => ({
-  type: "Dataplane",
-  mesh: "default",
-  name,
-  networking: { address: "127.0.0.1", inbound: [{ port: 8080, tags: { "kuma.io/service": service } }] },
-});
-
-const mtp = (name: string, service: string, allow: string) => ({
-  type: "MeshTrafficPermission",
-  mesh: "default",
-  name,
-  spec: {
-    targetRef: { kind: "MeshService", name: service },
-    from: [
-      { targetRef: { kind: "Mesh" }, default: { action: "Deny" } },
-      { targetRef: { kind: "MeshService", name: allow }, default: { action: "Allow" } },
-    ],
-  },
-});
+import { dataplaneDoc, serviceMtp } from "./fixtures.js";
 
 async function metric(base: string, name: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
@@ -42,12 +23,12 @@ async function action(adminUrl: string, client: string): Promise<string> {
 
 test("policy set (sidecar) › an edit selecting A reaches A's sidecar and not B's; B's set version stays", async (t) => {
   const { cp } = await controlPlaneFor(t);
-  for (const p of [mtp("on-a", "svc-a", "web"), mtp("on-b", "svc-b", "web")]) await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/${p.name}`, p);
+  for (const p of [serviceMtp("on-a", "svc-a", "web"), serviceMtp("on-b", "svc-b", "web")]) await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/${p.name}`, p);
   const dir = mkdtempSync(join(tmpdir(), "meshext-policy-set-"));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const sidecars: Record<string, string> = {};
   for (const [name, svc] of [["a", "svc-a"], ["b", "svc-b"]] as const) {
-    writeFileSync(join(dir, `${name}.json`), JSON.stringify(dpDoc(name, svc)));
+    writeFileSync(join(dir, `${name}.json`), JSON.stringify(dataplaneDoc(name, svc)));
     const h = await startTestSidecar(["--control-plane", cp.url, "--dataplane-file", join(dir, `${name}.json`), "--mesh", "default"]);
     t.teardown(() => h.stop());
     sidecars[name] = h.adminUrl;
@@ -59,7 +40,7 @@ test("policy set (sidecar) › an edit selecting A reaches A's sidecar and not B
   const versionB = await metric(sidecars.b!, "meshext_policy_set_version");
   const etagB = (await call(cp.url, "GET", "/meshes/default/dataplanes/b/_policy-set")).headers.get("etag");
   // when the policy selecting A now allows orders
-  t.is((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/on-a", mtp("on-a", "svc-a", "orders"))).status, 200);
+  t.is((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/on-a", serviceMtp("on-a", "svc-a", "orders"))).status, 200);
   // then A decides with it within a second
   const putAt = Date.now();
   t.true(await eventually(async () => (await action(sidecars.a!, "orders")) === "allow", 5000));
@@ -74,7 +55,7 @@ test("policy set (sidecar) › an edit selecting A reaches A's sidecar and not B
 
 test("policy set (sidecar) › a sidecar started from --dataplane-tags reads its own set once registered, not the lists", async (t) => {
   const { cp } = await controlPlaneFor(t);
-  for (const p of [mtp("on-a", "svc-a", "web"), mtp("on-b", "svc-b", "web")]) await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/${p.name}`, p);
+  for (const p of [serviceMtp("on-a", "svc-a", "web"), serviceMtp("on-b", "svc-b", "web")]) await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/${p.name}`, p);
   // given a sidecar that registers itself from its tags (its inbound on a placeholder port the engine does not hold)
   const h = await startTestSidecar(["--control-plane", cp.url, "--dataplane-name", "a", "--dataplane-tags", "kuma.io/service=svc-a", "--mesh", "default", "--heartbeat-interval", "1s"]);
   t.teardown(() => h.stop());
@@ -84,7 +65,7 @@ test("policy set (sidecar) › a sidecar started from --dataplane-tags reads its
   t.true(await eventually(async () => (await metric(h.adminUrl, "meshext_policies_in_source")) === 1, 10_000), "the source's set is the control plane's selection for it");
   t.is(await metric(h.adminUrl, "meshext_policies_kept"), 1);
   // and an edit of its policy is in force within a second
-  t.is((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/on-a", mtp("on-a", "svc-a", "orders"))).status, 200);
+  t.is((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/on-a", serviceMtp("on-a", "svc-a", "orders"))).status, 200);
   const putAt = Date.now();
   t.true(await eventually(async () => (await action(h.adminUrl, "orders")) === "allow", 5000));
   t.true(Date.now() - putAt < 1000, `followed after ${Date.now() - putAt}ms`);

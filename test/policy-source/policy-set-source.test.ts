@@ -7,32 +7,13 @@ import type { Policy } from "../../extproc/policy/model/types.js";
 import { call, controlPlaneFor, eventually } from "../control-plane/helpers.js";
 import { inboundFacts, sourceFor } from "./harness.js";
 import { startFakeKuma } from "./fake-kuma.js";
-
-const dpDoc = (name: string, service: string) => ({
-  type: "Dataplane",
-  mesh: "default",
-  name,
-  networking: { address: "127.0.0.1", inbound: [{ port: 8080, tags: { "kuma.io/service": service } }] },
-});
-
-const mtp = (name: string, service: string, allow: string) => ({
-  type: "MeshTrafficPermission",
-  mesh: "default",
-  name,
-  spec: {
-    targetRef: { kind: "MeshService", name: service },
-    from: [
-      { targetRef: { kind: "Mesh" }, default: { action: "Deny" } },
-      { targetRef: { kind: "MeshService", name: allow }, default: { action: "Allow" } },
-    ],
-  },
-});
+import { dataplaneDoc, serviceMtp } from "./fixtures.js";
 
 test("policy set › decisions from the per-dataplane set equal those from the full lists", async (t) => {
   const { cp } = await controlPlaneFor(t);
-  const doc = dpDoc("a", "svc-a");
+  const doc = dataplaneDoc("a", "svc-a");
   await call(cp.url, "PUT", "/meshes/default/dataplanes/a", doc);
-  const policies = [mtp("on-a", "svc-a", "web"), mtp("on-b", "svc-b", "orders"), { ...mtp("mesh-wide", "x", "ops"), spec: { targetRef: { kind: "Mesh" }, from: [{ targetRef: { kind: "MeshService", name: "ops" }, default: { action: "Allow" } }] } }];
+  const policies = [serviceMtp("on-a", "svc-a", "web"), serviceMtp("on-b", "svc-b", "orders"), { ...serviceMtp("mesh-wide", "x", "ops"), spec: { targetRef: { kind: "Mesh" }, from: [{ targetRef: { kind: "MeshService", name: "ops" }, default: { action: "Allow" } }] } }];
   for (const p of policies) await call(cp.url, "PUT", `/meshes/default/meshtrafficpermissions/${p.name}`, p);
   const dp = dataplaneFromObject(doc).dataplane!;
   // given one source reading A's set and one reading the full lists, each feeding an engine for A
@@ -58,15 +39,15 @@ test("policy set › decisions from the per-dataplane set equal those from the f
   t.deepEqual(applied.lists, ["mesh-wide", "on-a", "on-b"]);
   t.deepEqual(decisions(engines.set), decisions(engines.lists));
   // and after an edit both follow to the same decisions
-  await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/on-a", mtp("on-a", "svc-a", "intruder"));
+  await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/on-a", serviceMtp("on-a", "svc-a", "intruder"));
   t.true(await eventually(() => engines.set.decide(inboundFacts("intruder")).type === "continue" && engines.lists.decide(inboundFacts("intruder")).type === "continue", 5000));
   t.deepEqual(decisions(engines.set), decisions(engines.lists));
 });
 
 test("policy set › a control plane without the feature (Kuma) is read through its lists, asked once", async (t) => {
   const kuma = await startFakeKuma(2);
-  kuma.items.set("meshtrafficpermissions", [mtp("on-a", "svc-a", "web")]);
-  const dp = dataplaneFromObject(dpDoc("a", "svc-a")).dataplane!;
+  kuma.items.set("meshtrafficpermissions", [serviceMtp("on-a", "svc-a", "web")]);
+  const dp = dataplaneFromObject(dataplaneDoc("a", "svc-a")).dataplane!;
   const { source, names } = sourceFor(kuma.url, { dataplane: () => dp, pollIntervalMs: 100 });
   t.teardown(async () => {
     await source.stop();
@@ -74,7 +55,7 @@ test("policy set › a control plane without the feature (Kuma) is read through 
   });
   await source.start();
   t.deepEqual(names(), ["on-a"]);
-  kuma.items.set("meshtrafficpermissions", [mtp("on-a2", "svc-a", "web")]);
+  kuma.items.set("meshtrafficpermissions", [serviceMtp("on-a2", "svc-a", "web")]);
   t.true(await eventually(() => names().join() === "on-a2", 3000));
   t.is(kuma.requests.filter((r) => r === "GET /").length, 1, "the API root is asked once");
   t.false(kuma.requests.some((r) => r.includes("_policy-set")));

@@ -1,27 +1,11 @@
 // A source following a `next` chain that never cycles stops after a bounded number of pages (it reads them all: seconds; the page budget itself, in process: sync-budget.test.ts).
 import test from "ava";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { MAX_PAGES_PER_SYNC } from "../../extproc/policy-source/kuma-client.js";
 import { sourceFor } from "./harness.js";
-
-async function serve(t: import("ava").ExecutionContext, body: (url: URL) => unknown) {
-  let requests = 0;
-  const server = createServer((req, res) => {
-    requests++;
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body(url)));
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  t.teardown(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests: () => requests };
-}
+import { serveJson } from "./fixtures.js";
 
 test("sync budget › given a `next` chain that never cycles (offset+1), when the source syncs, then it stops after a bounded number of pages", async (t) => {
-  const cp = await serve(t, (url) => {
+  const cp = await serveJson(t, (url) => {
     const offset = Number(url.searchParams.get("offset") ?? 0);
     return { total: 1e9, items: [], next: `${url.origin}${url.pathname}?offset=${offset + 1}` };
   });

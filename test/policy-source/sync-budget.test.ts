@@ -8,26 +8,12 @@ import type { AddressInfo } from "node:net";
 import { KumaClient, MAX_PAGES_PER_SYNC, SyncError, syncBudget, type SyncBudget } from "../../extproc/policy-source/kuma-client.js";
 import { FETCHED_TYPES } from "../../extproc/policy-source/resource-set.js";
 import { sourceFor } from "./harness.js";
-
-async function serve(t: import("ava").ExecutionContext, body: (url: URL) => unknown) {
-  let requests = 0;
-  const server = createServer((req, res) => {
-    requests++;
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body(url)));
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  t.teardown(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests: () => requests };
-}
+import { serveJson } from "./fixtures.js";
 
 test("sync budget › given every kind's list at 60 % of the byte limit, when the source syncs, then the sync fails on the limit (the budget is per sync, not per kind)", async (t) => {
   const limit = 64 * 1024;
   const item = (i: number) => ({ type: "MeshTrafficPermission", mesh: "default", name: `p${i}`, labels: { pad: "x".repeat(1000) } });
-  const cp = await serve(t, () => ({ total: 38, items: Array.from({ length: 38 }, (_, i) => item(i)), next: null }));
+  const cp = await serveJson(t, () => ({ total: 38, items: Array.from({ length: 38 }, (_, i) => item(i)), next: null }));
   const { source } = sourceFor(cp.url, { maxListBytes: limit });
   t.teardown(() => source.stop());
   await source.start();
@@ -36,7 +22,7 @@ test("sync budget › given every kind's list at 60 % of the byte limit, when th
 });
 
 test("sync budget › given a `next` chain that never cycles (offset+1), when two lists read under one page budget, then they stop together once it is spent", async (t) => {
-  const cp = await serve(t, (url) => {
+  const cp = await serveJson(t, (url) => {
     const offset = Number(url.searchParams.get("offset") ?? 0);
     return { total: 1e9, items: [], next: `${url.origin}${url.pathname}?offset=${offset + 1}` };
   });

@@ -1,19 +1,7 @@
 // The sidecar and control-plane CLIs on an unsupported Kuma version: exit 2 with a readable message, before serving (real processes; the resolution itself: version-detect.test.ts).
 import test from "ava";
 import { spawn, spawnSync } from "node:child_process";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-
-/** A server whose GET / answers `index` (a Kuma API root stand-in). */
-async function rootServer(t: { teardown(fn: () => Promise<void>): void }, index: unknown, status = 200): Promise<string> {
-  const server = createServer((_req, res) => {
-    res.writeHead(status, { "content-type": "application/json" });
-    res.end(JSON.stringify(index));
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+import { rootServer } from "./fixtures.js";
 
 test("kuma-version › given an unsupported pin on the command line, when the sidecar starts, then it exits 2 with a readable message", (t) => {
   const r = spawnSync(process.execPath, ["dist/extproc/cli.js", "sidecar", "--kuma-version", "1.8"], { encoding: "utf8", timeout: 20_000 });

@@ -6,17 +6,7 @@ import type { AddressInfo } from "node:net";
 import { ConfigError } from "../../extproc/config/flags.js";
 import { resolveKumaVersion } from "../../extproc/policy-source/version-detect.js";
 import { startTestControlPlane, tempDir } from "../control-plane/helpers.js";
-
-/** A server whose GET / answers `index` (a Kuma API root stand-in). */
-async function rootServer(t: { teardown(fn: () => Promise<void>): void }, index: unknown, status = 200): Promise<string> {
-  const server = createServer((_req, res) => {
-    res.writeHead(status, { "content-type": "application/json" });
-    res.end(JSON.stringify(index));
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+import { rootServer } from "./fixtures.js";
 
 const settings = (controlPlane: string, kumaVersion = "") => ({ controlPlane, kumaVersion, controlPlaneToken: "" });
 
