@@ -4,31 +4,11 @@
 // The last tests drive the DecisionSamples store itself (in process): ring, byte bound, eviction order and counts.
 import test from "ava";
 import { DecisionSamples } from "../../extproc/control-plane/decision-samples.js";
-import { call, dataplane, mtp } from "./helpers.js";
+import { allowedDecisionRecord, call, dataplane, mtp } from "./helpers.js";
 import { controlPlaneProcess, metric } from "./pushing-mesh.js";
 
 /** A decision record as the sidecar writes it: `id` allowed from web on backend-1 (`pad`: a header that long). */
-function record(id: string, pad = 0): Record<string, unknown> {
-  return {
-    time: "2026-12-02T10:00:00.000Z",
-    requestId: id,
-    dataplane: "backend-1",
-    mesh: "default",
-    direction: "inbound",
-    method: "GET",
-    path: `/orders/${id}`,
-    authority: "backend",
-    client: { tags: "kuma.io/service=web", source: "x-kuma-tags" },
-    matched: [],
-    outcome: "allow",
-    kind: "MeshTrafficPermission",
-    policy: "backend-allow-web",
-    rule: "from[1]",
-    reason: "recorded",
-    latencyMs: 0.1,
-    ...(pad ? { headers: { "x-pad": "p".repeat(pad) } } : {}),
-  };
-}
+const record = (id: string, pad = 0): Record<string, unknown> => ({ ...allowedDecisionRecord(id), ...(pad ? { headers: { "x-pad": "p".repeat(pad) } } : {}) });
 const push = (cp: string, name: string, records: unknown, headers: Record<string, string> = {}) => call(cp, "POST", `/meshes/default/dataplanes/${name}/_decision-samples`, records === undefined ? undefined : typeof records === "string" ? records : { records }, headers);
 const register = async (cp: string, name: string, headers: Record<string, string> = {}) => (await call(cp, "PUT", `/meshes/default/dataplanes/${name}`, dataplane(name, "backend"), headers)).status;
 

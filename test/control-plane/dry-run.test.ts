@@ -3,7 +3,7 @@
 import test from "ava";
 import { isDryRun } from "../../extproc/control-plane/dry-run.js";
 import { NO_SAMPLES } from "../../extproc/control-plane/dry-run-what-if.js";
-import { call, controlPlaneFor, dataplane, mtp } from "./helpers.js";
+import { allowedDecisionRecord, call, controlPlaneFor, dataplane, mtp } from "./helpers.js";
 
 const onBackend = (name: string, action: "Allow" | "Deny" = "Deny") => ({ ...mtp(name, action), spec: { targetRef: { kind: "MeshService", name: "backend" }, from: [{ targetRef: { kind: "Mesh" }, default: { action } }] } });
 
@@ -53,27 +53,8 @@ test("dry run › still a write: a control plane with a token refuses it without
   t.is((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/p?dryRun=true", mtp("p"), { authorization: "Bearer s3cret" })).status, 200);
 });
 
-/** A decision record of backend-1's sidecar: request `id` from web, allowed by backend-allow-web. */
-const allowedFromWeb = (id: string) => ({
-  time: "2026-12-02T10:00:00.000Z",
-  requestId: id,
-  dataplane: "backend-1",
-  mesh: "default",
-  direction: "inbound",
-  method: "GET",
-  path: `/orders/${id}`,
-  authority: "backend",
-  client: { tags: "kuma.io/service=web", source: "x-kuma-tags" },
-  matched: [],
-  outcome: "allow",
-  kind: "MeshTrafficPermission",
-  policy: "backend-allow-web",
-  rule: "from[0]",
-  reason: "recorded",
-  latencyMs: 0.1,
-});
 const pushSamples = async (cp: string, name: string, ids: string[]) =>
-  (await call(cp, "POST", `/meshes/default/dataplanes/${name}/_decision-samples`, { records: ids.map(allowedFromWeb) })).status;
+  (await call(cp, "POST", `/meshes/default/dataplanes/${name}/_decision-samples`, { records: ids.map(allowedDecisionRecord) })).status;
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `r${i}`);
 
 test("dry run › given ?dryRun alone or =true, then it is a dry run; any other value, or none, is not", (t) => {

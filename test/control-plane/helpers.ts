@@ -141,3 +141,25 @@ export async function metricSample(base: string, series: string): Promise<number
   const line = text.split("\n").find((l) => l.startsWith(series + " "));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
+
+/** A decision record as backend-1's sidecar writes it: request `id` from web, allowed by backend-allow-web. */
+export function allowedDecisionRecord(id: string): Record<string, unknown> {
+  return {
+    time: "2026-12-02T10:00:00.000Z",
+    requestId: id,
+    dataplane: "backend-1",
+    mesh: "default",
+    direction: "inbound",
+    method: "GET",
+    path: `/orders/${id}`,
+    authority: "backend",
+    client: { tags: "kuma.io/service=web", source: "x-kuma-tags" },
+    matched: [],
+    outcome: "allow",
+    kind: "MeshTrafficPermission",
+    policy: "backend-allow-web",
+    rule: "from[1]",
+    reason: "recorded",
+    latencyMs: 0.1,
+  };
+}
