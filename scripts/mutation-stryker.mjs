@@ -21,7 +21,7 @@ import { spawnSync, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { STRYKER_AREAS } from "./stryker-areas.mjs";
+import { mutateFor, STRYKER_AREAS } from "./stryker-areas.mjs";
 import { reclassifyUncovered } from "./stryker-coverage.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -54,25 +54,6 @@ if (!Number.isInteger(concurrency) || concurrency < 1) {
 function changedSince(commit) {
   const out = execFileSync("git", ["diff", "--name-only", commit, "--"], { cwd: ROOT, encoding: "utf8" });
   return out.split("\n").filter(Boolean);
-}
-
-// Whether `file` matches one of the areas' glob forms ("dir/**/*.ts", "dir/name-*.ts").
-export function globMatches(file, glob) {
-  const re = glob
-    .split("**/")
-    .map((part) => part.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*"))
-    .join("(?:.*/)?");
-  return new RegExp(`^${re}$`).test(file);
-}
-
-/** The mutate list for an area: every file, or (incremental) only the changed ones, narrowed to `only` when given; undefined = skip. */
-export function mutateFor(area, changed, only) {
-  const inArea = (f) => area.mutate.some((g) => globMatches(f, g));
-  const files =
-    !changed || area.tests.some((t) => changed.includes(t))
-      ? (only ? only.filter(inArea) : area.mutate)
-      : changed.filter((f) => inArea(f) && (!only || only.some((g) => globMatches(f, g))));
-  return files.length > 0 ? files : undefined;
 }
 
 const coverageMapFile = (name) => join(REPORTS, name, "coverage-map.json");

@@ -2,7 +2,8 @@
 // files run for every one of its mutants (the tests that exercise that area directly; real binaries, but no real
 // Envoy: `meshext run` is driven with test/drain/fake-envoy-process.ts). Left out: property tests that compare two
 // paths through the same code (incremental vs full apply, YAML text vs value) and take seconds: they reach thousands
-// of mutants, kill few that others miss, and every survivor among those would run them (8 s each).
+// of mutants, kill few that others miss, and every survivor among those would run them (8 s each). Below them, which of
+// an area's files a run mutates (all, those changed since a commit, those named by --files).
 
 export const STRYKER_AREAS = {
   admin: {
@@ -83,3 +84,22 @@ export const STRYKER_AREAS = {
     ],
   },
 };
+
+// Whether `file` matches one of the areas' glob forms ("dir/**/*.ts", "dir/name-*.ts").
+export function globMatches(file, glob) {
+  const re = glob
+    .split("**/")
+    .map((part) => part.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*"))
+    .join("(?:.*/)?");
+  return new RegExp(`^${re}$`).test(file);
+}
+
+/** The mutate list for an area: every file, or (incremental) only the changed ones, narrowed to `only` when given; undefined = skip. */
+export function mutateFor(area, changed, only) {
+  const inArea = (f) => area.mutate.some((g) => globMatches(f, g));
+  const files =
+    !changed || area.tests.some((t) => changed.includes(t))
+      ? (only ? only.filter(inArea) : area.mutate)
+      : changed.filter((f) => inArea(f) && (!only || only.some((g) => globMatches(f, g))));
+  return files.length > 0 ? files : undefined;
+}
