@@ -8,7 +8,7 @@
 export const STRYKER_AREAS = {
   admin: {
     mutate: ["extproc/admin/**/*.ts"],
-    tests: ["test/admin/access.test.ts", "test/admin/server.test.ts", "test/admin/metrics.test.ts"],
+    tests: ["test/admin/access.test.ts", "test/admin/server.test.ts", "test/admin/metrics.test.ts", "test/hardening/request-target.test.ts"],
   },
   "decision-log": {
     mutate: ["extproc/decision-log/**/*.ts"],
@@ -59,7 +59,7 @@ export const STRYKER_AREAS = {
       "test/control-plane/policy-sets.test.ts", "test/control-plane/store.test.ts",
       "test/control-plane/decision-sample-routes.test.ts", "test/control-plane/server.test.ts",
       "test/control-plane/routes.test.ts", "test/control-plane/mesh-routes.test.ts", "test/control-plane/policy-set-routes.test.ts", "test/control-plane/inspect-routes.test.ts",
-      "test/control-plane/global-routes.test.ts",
+      "test/control-plane/global-routes.test.ts", "test/hardening/request-target.test.ts",
     ],
   },
   policy: {
