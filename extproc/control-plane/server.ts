@@ -112,9 +112,7 @@ async function handle(ctx: RouteContext, metrics: ControlPlaneMetrics, log: Logg
   const url = requestUrl(req.url, "http://control-plane");
   if (!url) {
     req.resume();
-    res.writeHead(400, { "content-type": "application/json" });
-    res.end(JSON.stringify(new ApiError(400, "Bad Request", BAD_TARGET_MESSAGE).body(), null, 2) + "\n");
-    return;
+    return writeReply(res, { status: 400, body: new ApiError(400, "Bad Request", BAD_TARGET_MESSAGE).body() });
   }
   const method = req.method ?? "GET";
   const observe = metrics.startRequest(method, url, req.headers);
@@ -146,14 +144,19 @@ async function handle(ctx: RouteContext, metrics: ControlPlaneMetrics, log: Logg
     }
   }
   if (res.destroyed) return;
+  writeReply(res, reply);
+  observe(reply.status);
+  log.debug({ method: req.method, path: url.pathname, status: reply.status }, "control-plane request");
+}
+
+/** Sends a route's reply: JSON bodies pretty-printed, a 413 closing the connection. */
+function writeReply(res: ServerResponse, reply: ApiReply): void {
   const headers: Record<string, string> = { ...reply.headers };
   if (reply.body !== undefined || reply.bytes) headers["content-type"] = "application/json";
   // A refused body may still be streaming in: close instead of reading the rest of a hostile upload.
   if (reply.status === 413) headers.connection = "close";
   res.writeHead(reply.status, headers);
   res.end(reply.bytes ?? (reply.body === undefined ? undefined : JSON.stringify(reply.body, null, 2) + "\n"));
-  observe(reply.status);
-  log.debug({ method: req.method, path: url.pathname, status: reply.status }, "control-plane request");
 }
 
 function listen(server: Server, hostPort: string): Promise<AddressInfo> {
