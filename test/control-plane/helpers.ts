@@ -135,13 +135,6 @@ export function recordingLogger(): { log: ReturnType<typeof createLogger>; lines
   return { log: createLogger("info", sink), lines: () => text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
-/** One series of the control plane's /metrics (`name` or `name{labels}` as printed), or undefined when absent. */
-export async function metricSample(base: string, series: string): Promise<number | undefined> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(series + " "));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
-
 /** A decision record as backend-1's sidecar writes it: request `id` from web, allowed by backend-allow-web. */
 export function allowedDecisionRecord(id: string): Record<string, unknown> {
   return {

@@ -1,7 +1,8 @@
 // The /meshes routes (control-plane/mesh-routes.ts): the list of stored and implicit meshes (those that exist only
 // through their resources) with its ETag and long-poll, one mesh by name, and the methods each path allows.
 import test from "ava";
-import { call, controlPlaneFor, eventually, metricSample, mtp } from "./helpers.js";
+import { call, controlPlaneFor, eventually, mtp } from "./helpers.js";
+import { metric } from "./pushing-mesh.js";
 
 const names = (body: { items: Array<{ name: string }> }) => body.items.map((i) => i.name);
 
@@ -37,7 +38,7 @@ test("meshes › given a long-poll on /meshes, when the first policy of a new me
   const etag = first.headers.get("etag")!;
   t.is((await call(cp.url, "GET", "/meshes", undefined, { "if-none-match": etag })).status, 304);
   const poll = call(cp.url, "GET", "/meshes?wait=20s", undefined, { "if-none-match": etag });
-  t.true(await eventually(async () => (await metricSample(cp.url, 'meshext_control_plane_long_poll_waiters{collection_kind="Mesh"}')) === 1), "the poll is held");
+  t.true(await eventually(async () => (await metric(cp.url, 'meshext_control_plane_long_poll_waiters{collection_kind="Mesh"}')) === 1), "the poll is held");
   // a write to a mesh already listed changes nothing /meshes shows
   t.is((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/p", mtp("p"))).status, 201);
   t.is((await call(cp.url, "PUT", "/meshes/prod/meshtrafficpermissions/p", mtp("p", "Allow", "prod"))).status, 201);
