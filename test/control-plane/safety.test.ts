@@ -169,13 +169,17 @@ test("safety › given request bytes, when decoded, then strict UTF-8 is read wi
   t.is(err?.detail, "request body is not valid UTF-8");
 });
 
+/** A stand-in for an IncomingMessage still arriving: a stream with the given headers that the test writes to. */
+function bodyStream(headers: Record<string, string> = {}): IncomingMessage & PassThrough {
+  return Object.assign(new PassThrough(), { headers }) as unknown as IncomingMessage & PassThrough;
+}
+
 /** A stand-in for an IncomingMessage: a stream of `chunks` with the given headers. */
 function request(chunks: string[], headers: Record<string, string> = {}) {
-  const req = new PassThrough() as PassThrough & { headers: Record<string, string> };
-  req.headers = headers;
+  const req = bodyStream(headers);
   for (const c of chunks) req.write(c);
   req.end();
-  return req as unknown as IncomingMessage & PassThrough;
+  return req;
 }
 
 test("safety › given a body within the limit, when read, then every chunk comes back in order, up to exactly the limit", async (t) => {
@@ -188,18 +192,16 @@ test("safety › given a body over the limit, when read, then it fails 413 namin
   const tooBig = (await t.throwsAsync(readBodyLimited(request(["abcdef", "ghijk"]), 10))) as unknown as ApiError;
   t.is(tooBig.status, 413);
   t.is(tooBig.detail, "request body is larger than 10 bytes");
-  const declared = new PassThrough() as PassThrough & { headers: Record<string, string> };
-  declared.headers = { "content-length": "11" };
-  const early = (await t.throwsAsync(readBodyLimited(declared as unknown as IncomingMessage, 10))) as unknown as ApiError;
+  const declared = bodyStream({ "content-length": "11" });
+  const early = (await t.throwsAsync(readBodyLimited(declared, 10))) as unknown as ApiError;
   t.is(early.status, 413);
   t.is(early.detail, "request body is larger than 10 bytes");
   t.is(declared.listenerCount("data"), 0, "nothing was read");
 });
 
 test("safety › given a body over the limit arriving in chunks, when the limit is passed, then reading stops", async (t) => {
-  const req = new PassThrough() as PassThrough & { headers: Record<string, string> };
-  req.headers = {};
-  const read = readBodyLimited(req as unknown as IncomingMessage, 4);
+  const req = bodyStream({});
+  const read = readBodyLimited(req, 4);
   req.write("abc");
   req.write("de");
   await t.throwsAsync(read);
@@ -207,9 +209,8 @@ test("safety › given a body over the limit arriving in chunks, when the limit 
 });
 
 test("safety › given a request that errors while its body is read, then reading fails with that error", async (t) => {
-  const req = new PassThrough() as PassThrough & { headers: Record<string, string> };
-  req.headers = {};
-  const read = readBodyLimited(req as unknown as IncomingMessage, 100);
+  const req = bodyStream({});
+  const read = readBodyLimited(req, 100);
   req.write("ab");
   req.destroy(new Error("connection reset"));
   await t.throwsAsync(read, { message: "connection reset" });
