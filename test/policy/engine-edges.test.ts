@@ -8,13 +8,17 @@ import { parsePolicyText } from "../../extproc/policy/documents/parse.js";
 import type { Policy } from "../../extproc/policy/model/types.js";
 
 // Two inbounds: a (port 8080, named a-http) is denied to everyone, b (port 9090, named b-admin) has no policy.
-const DATAPLANE = dataplaneFromObject({
-  type: "Dataplane",
-  name: "dp",
-  networking: { inbound: [{ name: "a-http", port: 8080, tags: { "kuma.io/service": "a" } }, { name: "b-admin", port: 9090, tags: { "kuma.io/service": "b" } }] },
-}).dataplane!;
-const DENY_A = parsePolicyText(
-  `type: MeshTrafficPermission
+// Built when a test asks, not at import: work done while the file is imported would make every mutant it reaches an
+// import-time one for the mutation harness (a fresh process per mutant instead of a switch at run time).
+const dataplane = () =>
+  dataplaneFromObject({
+    type: "Dataplane",
+    name: "dp",
+    networking: { inbound: [{ name: "a-http", port: 8080, tags: { "kuma.io/service": "a" } }, { name: "b-admin", port: 9090, tags: { "kuma.io/service": "b" } }] },
+  }).dataplane!;
+const denyA = () =>
+  parsePolicyText(
+    `type: MeshTrafficPermission
 name: deny-a
 mesh: default
 spec:
@@ -23,8 +27,8 @@ spec:
     - targetRef: {kind: Mesh}
       default: {action: Deny}
 `,
-  "deny-a.yaml",
-).policies;
+    "deny-a.yaml",
+  ).policies;
 
 type Logged = { level: string; fields: Record<string, unknown>; message: string };
 function engine(): { engine: PolicyEngine; logged: Logged[] } {
@@ -33,7 +37,7 @@ function engine(): { engine: PolicyEngine; logged: Logged[] } {
     error: (fields: Record<string, unknown>, message: string) => logged.push({ level: "error", fields, message }),
     info: (fields: Record<string, unknown>, message: string) => logged.push({ level: "info", fields, message }),
   };
-  const e = new PolicyEngine({ dataplane: DATAPLANE, nowMs: () => 0, log: log as never });
+  const e = new PolicyEngine({ dataplane: dataplane(), nowMs: () => 0, log: log as never });
   return { engine: e, logged };
 }
 const facts = (over: Partial<RequestFacts> = {}): RequestFacts => ({ direction: "inbound", method: "GET", path: "/", authority: "svc", scheme: "http", headers: new Map(), peerUriSans: [], ...over });
@@ -42,7 +46,7 @@ const inboundPicked = test.macro({
   exec(t, over: Partial<RequestFacts>, expected: "a" | "b") {
     // Given the two inbounds, a denied; when a request with these facts is decided; then it is decided on `expected`
     const { engine: e } = engine();
-    e.replace(DENY_A);
+    e.replace(denyA());
     t.is(e.decide(facts(over)).explain.action, expected === "a" ? "deny" : "allow");
   },
   title: (provided = "") => `engine edges › inbound picked: ${provided}`,
@@ -61,7 +65,7 @@ test("an unknown listener name falls back to :authority's port", inboundPicked, 
 test("engine edges › /explain's inbound override picks by name or port", (t) => {
   // Given the two inbounds; when evaluated with an inbound override; then that inbound decides
   const { engine: e } = engine();
-  e.replace(DENY_A);
+  e.replace(denyA());
   t.is(e.evaluate(facts({ authority: "svc:8080" }), { inbound: "b-admin" }).decision.explain.action, "allow");
   t.is(e.evaluate(facts({ authority: "svc:9090" }), { inbound: "8080" }).decision.explain.action, "deny");
 });
@@ -69,7 +73,7 @@ test("engine edges › /explain's inbound override picks by name or port", (t) =
 test("engine edges › given a request whose inbound evaluation throws, then it fails closed with a 500 and an error line", (t) => {
   // Given an engine with a set in force
   const { engine: e, logged } = engine();
-  e.replace(DENY_A);
+  e.replace(denyA());
   // When a request's facts make the evaluation throw (no header map: a transport bug)
   const d = e.decide(facts({ authority: "svc:9090", headers: undefined as never, requestId: "r-1" }));
   // Then the request is not allowed, even on the inbound no policy denies
@@ -81,7 +85,7 @@ test("engine edges › given a request whose inbound evaluation throws, then it 
 test("engine edges › given an outbound request whose evaluation throws, then it continues unedited (outbound policies grant nothing)", (t) => {
   // Given an engine with a set in force; when an outbound request's evaluation throws
   const { engine: e, logged } = engine();
-  e.replace(DENY_A);
+  e.replace(denyA());
   const d = e.decide(facts({ direction: "outbound", authority: "payments:80", path: undefined as never }));
   // Then it continues with no edits, and the error is logged
   t.deepEqual(d, { type: "continue", explain: { action: "allow", kind: "none", reason: d.explain.reason } });
@@ -93,10 +97,10 @@ test("engine edges › given a set that fails to compile, then the set in force 
   // Given the deny set in force
   const { engine: e, logged } = engine();
   t.false(e.loaded);
-  const first = e.replace(DENY_A);
+  const first = e.replace(denyA());
   t.true(e.loaded);
   // When a set with a policy whose spec is missing is swapped in (validation would never let one through)
-  const broken: Policy[] = [{ ...DENY_A[0]!, spec: null as never }];
+  const broken: Policy[] = [{ ...denyA()[0]!, spec: null as never }];
   const r = e.replace(broken);
   // Then the replace fails with the old version and count, the old set still decides, and an error is logged
   t.like(r, { ok: false, version: first.version, policies: 1 });
@@ -109,20 +113,20 @@ test("engine edges › given a set that fails to compile, then the set in force 
 test("engine edges › given a compile failure before any set, then nothing is in force and the count is 0", (t) => {
   // Given a fresh engine; when the first set fails to compile; then it reports 0 policies and stays unloaded
   const { engine: e } = engine();
-  t.like(e.replace([{ ...DENY_A[0]!, spec: null as never }]), { ok: false, version: 0, policies: 0 });
+  t.like(e.replace([{ ...denyA()[0]!, spec: null as never }]), { ok: false, version: 0, policies: 0 });
   t.false(e.loaded);
 });
 
 test("engine edges › the Kuma version followed applies from the next replace on", (t) => {
   // Given an engine following 2.14
-  const e = new PolicyEngine({ dataplane: DATAPLANE, nowMs: () => 0, kumaVersion: "2.14" });
-  e.replace(DENY_A);
+  const e = new PolicyEngine({ dataplane: dataplane(), nowMs: () => 0, kumaVersion: "2.14" });
+  e.replace(denyA());
   t.is(e.kumaVersion, "2.14");
   t.true(e.current()?.traits.meshIdentity);
   // When it is told to follow 2.6 and the set is replaced
   e.followKumaVersion("2.6");
   t.is(e.kumaVersion, "2.6");
-  e.replace(DENY_A);
+  e.replace(denyA());
   // Then the snapshot carries 2.6's traits (no MeshIdentity before 2.12)
   t.false(e.current()?.traits.meshIdentity);
 });
@@ -155,7 +159,7 @@ spec:
 `,
     "audit.yaml",
   ).policies;
-  const audited = new PolicyEngine({ dataplane: DATAPLANE, nowMs: () => 0, audit: true });
+  const audited = new PolicyEngine({ dataplane: dataplane(), nowMs: () => 0, audit: true });
   audited.replace(policies);
   const web = facts({ headers: new Map([["x-forwarded-client-cert", "URI=spiffe://default/web"]]) });
   // When an inbound and an outbound request are decided
@@ -166,7 +170,7 @@ spec:
   t.deepEqual(inbound.audit?.(), { matched: ["MeshTrafficPermission/allow-web from[0]", "MeshTrafficPermission/allow-web from[1]"], client: { tags: "kuma.io/service=web", source: "xfcc" } });
   t.deepEqual(outbound.audit?.(), { matched: ["MeshHTTPRoute/to-b to[0].rules[0]"] });
   // and without the audit option no decision carries one
-  const plain = new PolicyEngine({ dataplane: DATAPLANE, nowMs: () => 0 });
+  const plain = new PolicyEngine({ dataplane: dataplane(), nowMs: () => 0 });
   plain.replace(policies);
   t.false("audit" in plain.decide(web));
 });

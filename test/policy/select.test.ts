@@ -130,7 +130,8 @@ const dataplane214: fc.Arbitrary<Dataplane> = fc.tuple(fc.constantFrom("orders-1
 const request214: fc.Arbitrary<RequestFacts> = fc.tuple(fc.constantFrom(8080, 9090), fc.constantFrom("web", "bot", "other")).map(([port, sa]) => ({
   direction: "inbound", method: "GET", path: "/", scheme: "http", headers: new Map(), authority: `localhost:${port}`, peerUriSans: [`${SPIFFE}${sa}`],
 }));
-const MTLS_MESH = resourcesOf(parsePolicyText("type: Mesh\nname: default\nmtls: {enabledBackend: ca-1, backends: [{name: ca-1, type: builtin}]}\n").resources);
+// A Mesh with mTLS on, parsed when the test runs (not at import: see test/policy/engine-edges.test.ts).
+const mtlsMesh = () => resourcesOf(parsePolicyText("type: Mesh\nname: default\nmtls: {enabledBackend: ca-1, backends: [{name: ca-1, type: builtin}]}\n").resources);
 
 test("select › property (2.10–2.14 dialect): for random policy sets and requests, decisions with and without the filter are identical", (t) => {
   // given random 2.14-style sets (Dataplane labels/name/sectionName, absent targetRef, zones, rules[]), dataplanes with
@@ -138,6 +139,7 @@ test("select › property (2.10–2.14 dialect): for random policy sets and requ
   // another only what selectForDataplane keeps; then every decision is the same
   let dropped = 0;
   let kept = 0;
+  const MTLS_MESH = mtlsMesh();
   fc.assert(
     fc.property(fc.constantFrom<KumaVersion>("2.10", "2.12", "2.14"), fc.array(policyDoc214, { maxLength: 20 }), dataplane214, fc.array(request214, { minLength: 1, maxLength: 6 }), (version, docs, dp, requests) => {
       const all = validated(docs, version);
