@@ -1,7 +1,7 @@
 // `npm run mutation:stryker`: an independent mutation score from StrykerJS, area by area (scripts/stryker-areas.mjs).
 // Stryker's command runner: the area's sources are instrumented once with mutation switching, the sandbox is
 // built once (tsc) and a coverage pass records which tests reach which mutant (scripts/stryker-build.mjs); then per
-// mutant (__STRYKER_ACTIVE_MUTANT__ set) scripts/stryker-dispatch.mjs asks the harness's daemon, whose workers keep
+// mutant (__STRYKER_ACTIVE_MUTANT__ set) scripts/stryker-ask.sh (or, until it is up, scripts/stryker-dispatch.mjs) asks the harness's daemon, whose workers keep
 // the area's test files imported and run only the tests that reach the mutant, switching it on at run time
 // (scripts/stryker-daemon.mjs, scripts/stryker-worker.mjs).
 // Usage: node scripts/mutation-stryker.mjs [--area A[,B]] [--files F[,G]] [--since COMMIT] [--concurrency N]
@@ -63,7 +63,7 @@ function strykerConfig(name, area, mutate) {
     $schema: "./node_modules/@stryker-mutator/core/schema/stryker-schema.json",
     testRunner: "command",
     // Per mutant: only the tests the coverage pass saw reach it, in the harness (none: exits 0 at once).
-    commandRunner: { command: `node scripts/stryker-dispatch.mjs ${name}` },
+    commandRunner: { command: `bash scripts/stryker-ask.sh ${name}` },
     // Built once in the sandbox: the instrumented sources compile to dist/ like the real build, then the coverage pass.
     buildCommand: `node scripts/stryker-build.mjs ${ROOT} ${name} ${coverageMapFile(name)} ${concurrency}`,
     mutate,

@@ -3,10 +3,12 @@
 // dispatcher's "mutant N?" on a unix socket with killed or survived, following planFor (scripts/stryker-coverage.mjs).
 // A kill is believed only when the killing test passes again unmutated in the same worker; otherwise the worker is
 // replaced and the mutant runs again in a fresh one. A hung run is killed with its process group (a timeout: killed).
+// Listens on the unix socket (scripts/stryker-dispatch.mjs) and on a TCP port of 127.0.0.1 written to
+// .stryker-coverage/daemon.port (scripts/stryker-ask.sh: bash can reach TCP, not unix sockets).
 // Exits when idle for IDLE_EXIT_MS or when its sandbox is gone.
 // Usage: node scripts/stryker-daemon.mjs SOCKET
 import { fork } from "node:child_process";
-import { existsSync, openSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { planFor, testTimeoutMs } from "./stryker-coverage.mjs";
 
@@ -157,7 +159,7 @@ async function verdict(mutant) {
 
 let active = 0;
 let lastActivity = Date.now();
-const server = createServer((socket) => {
+const answerMutant = (socket) => {
   let buffered = "";
   socket.on("data", async (chunk) => {
     buffered += chunk;
@@ -177,15 +179,26 @@ const server = createServer((socket) => {
     }
   });
   socket.on("error", () => {});
-});
+};
+const PORT_FILE = ".stryker-coverage/daemon.port";
+const server = createServer(answerMutant);
+const tcp = createServer(answerMutant);
 rmSync(socketPath, { force: true });
 server.listen(socketPath, () => say(`area ${area}: ${concurrency} workers, listening on ${socketPath}`));
+tcp.listen(0, "127.0.0.1", () => {
+  writeFileSync(`${PORT_FILE}.tmp`, String(tcp.address().port));
+  renameSync(`${PORT_FILE}.tmp`, PORT_FILE); // whole or absent for a reader
+
+  say(`and on 127.0.0.1:${tcp.address().port}`);
+});
 
 const shutdown = (why) => {
   say(`exiting: ${why}`);
   for (const w of idle) w.kill();
   server.close();
+  tcp.close();
   rmSync(socketPath, { force: true });
+  rmSync(PORT_FILE, { force: true });
   rmSync(".stryker-coverage/daemon.lock", { force: true });
   process.exit(0);
 };

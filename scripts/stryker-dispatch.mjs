@@ -1,4 +1,5 @@
-// Stryker's command-runner command (cwd: the sandbox). In the dry run (no mutant) it runs every test file of the area
+// The slow path of Stryker's command-runner command (cwd: the sandbox; scripts/stryker-ask.sh hands over to it when the
+// daemon is not up yet, for --verify-every and on any failure). In the dry run (no mutant) it runs every test file of the area
 // under AVA. Per mutant (__STRYKER_ACTIVE_MUTANT__) it asks the harness's daemon (scripts/stryker-daemon.mjs, started
 // here by the first mutant) and exits 1 when a test killed the mutant, 0 when it survived; a mutant no test reached
 // (not in .stryker-coverage/planned.json) survives at once.

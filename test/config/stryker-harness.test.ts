@@ -150,6 +150,12 @@ test("stryker harness › given a sandbox, then each mutant's verdict: static, w
   t.regex(verdict("7").line, /^mutant 7: killed by test\/fake\.test\.ts › count \(warm worker\): Stryker: Hit count limit reached/);
   // and a mutant no test reaches survives at once
   t.like(verdict("99"), { status: 0, line: "mutant 99: survived (no test reaches it)" });
+  // And the per-mutant command Stryker runs (bash, over the daemon's TCP port) gives the same verdicts
+  t.true(existsSync(join(sandbox, ".stryker-coverage", "daemon.port")), "the daemon wrote its TCP port");
+  const ask = (mutant: string) => spawnSync("bash", ["scripts/stryker-ask.sh", "admin"], { cwd: sandbox, env: { ...process.env, __STRYKER_ACTIVE_MUTANT__: mutant }, encoding: "utf8", timeout: 120_000 });
+  t.like(ask("2"), { status: 1, stdout: 'mutant 2: {"killed":true,"how":"warm worker","test":"test/fake.test.ts › add","message":"-1 is not 5"}\n' });
+  t.like(ask("3"), { status: 0, stdout: 'mutant 3: {"killed":false,"how":"warm worker"}\n' });
+  t.like(ask("99"), { status: 0, stdout: 'mutant 99: {"killed":false,"how":"no test reaches it"}\n' });
   const log = readFileSync(join(sandbox, ".stryker-coverage", "daemon.log"), "utf8");
   t.regex(log, /mutant 5: test\/fake\.test\.ts › cached also fails unmutated after it; worker replaced, run again/);
 });
