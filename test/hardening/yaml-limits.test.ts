@@ -1,28 +1,15 @@
 // YAML limits that hold for every syntax: deep block style (`- - - …`, `- a: - a: …`, `? ? …`, indentation),
 // flow style and alias bombs are refused before the parser runs, with a clear message — on control-plane
-// bodies, in policy files, and as `meshext inject` input (one `[input_invalid]` line, never a stack trace).
-import { spawnSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
+// bodies, in policy files, and to `meshext inject`'s input reader and in a `--config` file.
+// The same inputs through `meshext inject` and `--config` as processes: yaml-limits-cli.test.ts.
+import { writeFileSync } from "node:fs";
 import test from "ava";
+import { ConfigError, resolveFlags } from "../../extproc/config/flags.js";
+import { SIDECAR_FLAGS } from "../../extproc/config/sidecar.js";
+import { parseInput } from "../../extproc/inject/document.js";
 import { parsePolicyText } from "../../extproc/policy/documents/parse.js";
 import { call, startTestControlPlane, tempDir } from "../control-plane/helpers.js";
-
-const CLI = fileURLToPath(new URL("../../extproc/cli.js", import.meta.url));
-const MIB = 1 << 20;
-
-/** Bodies just under 1 MiB, one per way YAML nests. */
-const DEEP: Record<string, string> = {
-  "compact sequences (- - - …)": "- ".repeat(MIB / 2 - 8) + "x\n",
-  "sequence of mappings (- a: - a: …)": "- a: ".repeat(MIB / 5 - 8) + "x\n",
-  "explicit keys (? ? …)": "? ".repeat(MIB / 2 - 8) + "x\n",
-  "indentation, one level per line": Array.from({ length: 1400 }, (_, i) => " ".repeat(i) + "- ").join("\n"),
-  "mapping then sequence at one indent": Array.from({ length: 700 }, (_, i) => `${" ".repeat(i * 2)}a:\n${" ".repeat(i * 2)}- b:`).join("\n"),
-  "flow brackets": "a: " + "[".repeat(MIB / 2 - 8) + "]".repeat(MIB / 2 - 8),
-  "deep sequences behind a quote that is not one (a')": "x: a'\n" + "- ".repeat(MIB / 2 - 16) + "x\n",
-  "deep sequences after a `'` line in a block scalar": "note: |\n  '\nspec:\n  " + "- ".repeat(MIB / 2 - 32) + "x\n",
-  "deep sequences after a `\"` line in a folded block scalar": 'note: >-\n  "\nspec:\n  ' + "- ".repeat(MIB / 2 - 32) + "x\n",
-  "invalid YAML that error recovery nests (? then a multi-line quoted key, repeated)": '  ? \n  "a:   ? \n'.repeat(Math.floor(MIB / 20)),
-};
+import { ALIAS_BOMB, DEEP, MIB } from "./yaml-inputs.js";
 
 test("yaml limits › control plane: every deep body up to the size limit is a 400 naming the limit", async (t) => {
   const dir = await tempDir();
@@ -73,21 +60,8 @@ test("yaml limits › policy files: deep documents are rejected with a violation
   }
 });
 
-const ALIAS_BOMB = [
-  "apiVersion: v1",
-  "kind: Pod",
-  "metadata: {name: p}",
-  "x1: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]",
-  "x2: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]",
-  "x3: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]",
-  "x4: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]",
-  "x5: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]",
-  "x6: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]",
-  "x7: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]",
-  "spec: {containers: [{name: app, image: app}], x: *g}",
-].join("\n");
-
-test("yaml limits › meshext inject: alias bombs and deep input give the one-line [input_invalid] error", (t) => {
+test("yaml limits › inject's input reader: alias bombs and deep input are refused with a message, never a throw", (t) => {
+  // given the inputs `meshext inject` refuses as [input_invalid]; when its reader reads each; then it refuses it, naming why
   const inputs = {
     "alias bomb": ALIAS_BOMB,
     "deep compact sequences": DEEP["compact sequences (- - - …)"]!,
@@ -96,25 +70,27 @@ test("yaml limits › meshext inject: alias bombs and deep input give the one-li
     "error recovery nesting": DEEP["invalid YAML that error recovery nests (? then a multi-line quoted key, repeated)"]!,
   };
   for (const [what, input] of Object.entries(inputs)) {
-    const r = spawnSync(process.execPath, [CLI, "inject"], { input, encoding: "utf8", env: { PATH: process.env.PATH ?? "" }, timeout: 20_000 });
-    t.is(r.status, 1, what);
-    t.is(r.stdout, "", what);
-    t.is(r.stderr.trim().split("\n").length, 1, `${what}: ${r.stderr.slice(0, 300)}`);
-    t.regex(r.stderr, /^meshext inject: not injecting: .*\[input_invalid\]\n$/, what);
+    const result = parseInput(input);
+    t.false(result.ok, what);
+    t.regex(result.ok ? "" : result.message, /^input (nests deeper than 64 levels|has more than \d+ nodes|document 1 cannot be read: .*[Aa]lias)/, what);
   }
 });
 
-test("yaml limits › --config: deep nesting after a `'` line in a block scalar exits 2 with the limit, quickly", async (t) => {
+test("yaml limits › --config: deep nesting and alias bombs in the file are a ConfigError naming the file and the limit", async (t) => {
+  // given config files that nest past the limit or expand aliases
   const dir = await tempDir();
   t.teardown(() => dir.remove());
-  const { writeFileSync } = await import("node:fs");
-  for (const [what, text] of Object.entries({ "block scalar": DEEP["deep sequences after a `'` line in a block scalar"]!, "error recovery": DEEP["invalid YAML that error recovery nests (? then a multi-line quoted key, repeated)"]! })) {
-    const file = `${dir.path}/config.yaml`;
+  const file = `${dir.path}/config.yaml`;
+  const cases = {
+    "block scalar": [DEEP["deep sequences after a `'` line in a block scalar"]!, /nests deeper than 64 levels/],
+    "error recovery": [DEEP["invalid YAML that error recovery nests (? then a multi-line quoted key, repeated)"]!, /nests deeper than 64 levels/],
+    "an alias": ["log-level: &l debug\nadmin-listen: *l\n", /is not valid YAML or JSON: .*[Aa]lias/],
+  } as const;
+  for (const [what, [text, limit]] of Object.entries(cases)) {
     writeFileSync(file, text);
-    const started = Date.now();
-    const r = spawnSync(process.execPath, [CLI, "sidecar", "--config", file], { encoding: "utf8", env: { PATH: process.env.PATH ?? "" }, timeout: 20_000 });
-    t.is(r.status, 2, `${what}: ${r.stderr.slice(0, 300)}`);
-    t.regex(r.stderr, /nests deeper than 64 levels/, what);
-    t.true(Date.now() - started < 10_000, what);
+    // when the sidecar's flags are resolved with --config naming it; then a ConfigError names the file and the limit
+    const error = t.throws(() => resolveFlags(SIDECAR_FLAGS, ["--config", file], {}), { instanceOf: ConfigError }, what);
+    t.true(error?.message.startsWith(`--config: ${file} `), `${what}: ${error?.message.slice(0, 200)}`);
+    t.regex(error?.message ?? "", limit, what);
   }
 });
