@@ -61,3 +61,32 @@ test("simple yaml subset › given keys that only start or end like null/true/fa
     t.deepEqual(simpleYamlDocuments(`${key}: x\n`), [{ [key]: "x" }], key);
   }
 });
+test("__proto__ as a key", declines, "__proto__: x\n");
+test("a value with a trailing space", declines, "key: x \n");
+test("a first line that is indented", declines, " key: x\n");
+test("a line starting with --- that is more than ---", declines, "a: 1\n---x\n");
+test("a ... line", declines, "a: 1\n...\n");
+test("a sequence right in a sequence", declines, "- - x\n");
+test("an item with two spaces after its dash", declines, "-  x\n");
+test("a sequence item inside a mapping's entries", declines, "a: 1\n- b\n");
+test("a deeper line after a one-line value", declines, "a: 1\n  b: 2\n");
+test("a deeper line after a one-line item", declines, "- x\n  y\n");
+
+const structure = test.macro({
+  exec(t, text: string, expected: unknown[]) {
+    // Given a plain block text; when read fast; then these documents
+    t.deepEqual(simpleYamlDocuments(text), expected);
+  },
+  title: (provided = "", text: string) => `simple yaml subset › reads ${JSON.stringify(text)} ${provided}`,
+});
+
+test("as a list of scalars", structure, "- a\n- b\n", [["a", "b"]]);
+test("with a sequence at its key's indentation", structure, "key:\n- a\n- b\nnext: 1\n", [{ key: ["a", "b"], next: 1 }]);
+test("with an empty key as null", structure, "key:\nnext: 1\n", [{ key: null, next: 1 }]);
+test("with a bare dash as null before the next item", structure, "-\n- b\n", [[null, "b"]]);
+test("with a mapping below a bare dash", structure, "-\n  a: 1\n", [[{ a: 1 }]]);
+test("with mappings as items", structure, "- a: 1\n  b: 2\n- c\n", [[{ a: 1, b: 2 }, "c"]]);
+test("with --- inside a value as text", structure, "key: svc---x\n", [{ key: "svc---x" }]);
+test("with ... inside a value as text", structure, "key: x...y\n", [{ key: "x...y" }]);
+test("as two documents", structure, "a: 1\n---\nb: 2\n", [{ a: 1 }, { b: 2 }]);
+test("with a final --- as an empty last document", structure, "a: 1\n---", [{ a: 1 }, null]);
