@@ -53,3 +53,14 @@ test("policy envelope › given a universal document without mesh, when validate
   delete d.mesh;
   t.is(validatePolicyObject(d).policy?.mesh, "default");
 });
+
+test("policy envelope › given an unknown kuma.io/policy-role label, when validated, then only the label is reported and the spec is checked as a system policy's", (t) => {
+  // Given a MeshHTTPRoute on a MeshGateway (a top-level ref only system policies may use) with a bogus role label
+  const doc = {
+    type: "MeshHTTPRoute", name: "p", mesh: "default",
+    labels: { "kuma.io/policy-role": "bogus", "k8s.kuma.io/namespace": "shop" },
+    spec: { targetRef: { kind: "MeshGateway", name: "gw" }, to: [{ targetRef: { kind: "Mesh" }, rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], default: { backendRefs: [{ kind: "MeshService", name: "b" }] } }] }] },
+  };
+  // When validated; then the one violation names the label and the allowed roles
+  t.deepEqual(validatePolicyObject(doc).violations, [{ field: "labels.kuma.io/policy-role", message: "must be one of system, producer, consumer, workload-owner" }]);
+});
