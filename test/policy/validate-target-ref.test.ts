@@ -156,3 +156,6 @@ test("given a top-level Dataplane with a sectionName in an outbound-only policy 
   ["spec.targetRef.sectionName", "can only be used with inbound policies"],
 ], "3.0");
 test("given a top-level Dataplane with a sectionName in an MTP, when validated, then it loads", verdict, mtp({ kind: "Dataplane", labels: { app: "web" }, sectionName: "http" }, { kind: "Mesh" }), []);
+test("given an MTP whose from item is not an object, when validated, then that item must be an object", verdict, { type: "MeshTrafficPermission", mesh: "default", name: "p", spec: { targetRef: { kind: "Mesh" }, from: [5] } }, [
+  ["spec.from[0]", "must be an object"],
+]);
