@@ -76,6 +76,7 @@ export const STRYKER_AREAS = {
       "test/policy/rule-matches-validation.test.ts", "test/policy/resource-documents.test.ts", "test/policy/compact.test.ts", "test/policy/go-template-words.test.ts", "test/policy/simple-yaml-subset.test.ts", "test/policy/yaml-scan-small.test.ts", "test/policy/policy-envelope.test.ts", "test/policy/parse-simple.test.ts", "test/policy/parse-documents.test.ts", "test/policy/issues.test.ts",
       "test/policy/policy-meta.test.ts", "test/policy/mesh-identity-select.test.ts",
       "test/policy/validate-rules.test.ts", "test/policy/validate-confs.test.ts", "test/policy/validate-route.test.ts", "test/policy/validate-target-ref.test.ts",
+      "test/policy/decision-trace.test.ts",
       // the policy engine's views and documents as the control plane serves them (inspect goldens, Dataplane and
       // MeshIdentity resources), its decisions through the request processor, and the decision log's audit
       "test/control-plane/inspect.test.ts", "test/control-plane/dataplanes.test.ts", "test/control-plane/mesh-identity.test.ts", "test/transport/processor.test.ts",

@@ -174,3 +174,9 @@ spec:
   plain.replace(policies);
   t.false("audit" in plain.decide(web));
 });
+
+test("engine edges › given policies replaced without resources, when the snapshot is read, then it holds no Mesh and no service resource", (t) => {
+  const { engine: e } = engine();
+  e.replace(denyA());
+  t.deepEqual([e.current()?.resources.meshes, e.current()?.resources.services], [[], []]);
+});

@@ -110,3 +110,14 @@ test("a trust domain of 254 characters is too long; 253 is not", trust, { caBund
   ["spec.trustDomain", "must not be longer than 253 characters"],
 ]);
 test("a trust domain of 253 characters", trust, { caBundles: [{ type: "Pem", pem: { value: PEM_CERT } }], trustDomain: "a".repeat(253) }, []);
+
+// a CA bundle is a certificate: a block of any private-key type is refused, any other PEM type is taken
+const pemBlock = (type: string) => `-----BEGIN ${type}-----\nMIIE\n-----END ${type}-----\n`;
+for (const type of ["PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY", "DSA PRIVATE KEY", "ENCRYPTED PRIVATE KEY"]) {
+  test(`a CA bundle holding a ${type} block is not a certificate`, trust, { caBundles: [{ type: "Pem", pem: { value: pemBlock(type) } }], trustDomain: "d" }, [
+    ["spec.caBundles[0].pem.value", "provided certificate has incorrect format"],
+  ]);
+}
+for (const type of ["CERTIFICATE", "TRUSTED CERTIFICATE", "X509 CRL"]) {
+  test(`a CA bundle holding a ${type} block is accepted`, trust, { caBundles: [{ type: "Pem", pem: { value: pemBlock(type) } }], trustDomain: "d" }, []);
+}

@@ -105,3 +105,57 @@ test("given a MeshSubset scope of every proxy type with from, when validated, th
 test("given a MeshSubset scope of sidecars with from, when validated, then it loads", verdict, mrlFrom({ kind: "MeshSubset", tags: { a: "b" }, proxyTypes: ["Sidecar"] }), []);
 test("given a Mesh scope with empty proxyTypes at 2.6, when validated, then from is refused", verdict, mrlFrom({ kind: "Mesh", proxyTypes: [] }), GATEWAY_FROM, "2.6");
 test("given a MeshService scope with from, when validated, then it loads", verdict, mrlFrom({ kind: "MeshService", name: "web" }), []);
+
+// which kinds each position names (validate-items.ts): every client kind in MTP `from`, Dataplane at MTP's top,
+// MeshGateway at a proxy scope, every real service kind as a route's `to`
+const mtp = (top: unknown, from: unknown) => ({ type: "MeshTrafficPermission", mesh: "default", name: "p", spec: { targetRef: top, from: [{ targetRef: from, default: { action: "Allow" } }] } });
+for (const [from, version] of [
+  [{ kind: "Mesh" }, "2.14"],
+  [{ kind: "MeshSubset", tags: { app: "web" } }, "2.14"],
+  [{ kind: "MeshService", name: "web" }, "2.14"],
+  [{ kind: "MeshServiceSubset", name: "web", tags: { v: "1" } }, "2.14"],
+] as const) {
+  test(`given an MTP from a ${from.kind} at ${version}, when validated, then it loads`, verdict, mtp({ kind: "Mesh" }, from), [], version);
+}
+test("given an MTP whose top-level targetRef is a Dataplane, when validated, then it loads", verdict, mtp({ kind: "Dataplane", labels: { app: "web" } }, { kind: "Mesh" }), []);
+test("given an MTP whose top-level targetRef is a MeshGateway, when validated, then that kind is not supported", verdict, mtp({ kind: "MeshGateway", name: "gw" }, { kind: "Mesh" }), [
+  ["spec.targetRef.kind", "must be one of Mesh, MeshSubset, MeshService, MeshServiceSubset, Dataplane"],
+]);
+test("given an MRL scoped to a MeshGateway with to, when validated, then it loads", verdict, mrlTo({ kind: "MeshGateway", name: "gw" }), []);
+test("given a route to a MeshExternalService by name at 2.14, when validated, then it loads", verdict, to({ kind: "MeshExternalService", name: "db" }), []);
+test("given a route to a MeshMultiZoneService by name at 2.14, when validated, then it loads", verdict, to({ kind: "MeshMultiZoneService", name: "web" }), []);
+test("given a route to a MeshMultiZoneService without name or labels at 2.14, when validated, then one of them must be set", verdict, to({ kind: "MeshMultiZoneService" }), [
+  ["spec.to[0].targetRef", "name or labels must be set when kind is MeshMultiZoneService"],
+]);
+test("given a route to a MeshMultiZoneService chosen by labels at 2.14, when validated, then it loads", verdict, to({ kind: "MeshMultiZoneService", labels: { app: "web" } }), []);
+test("given a route to a MeshService chosen by labels with a sectionName at 2.14, when validated, then it loads", verdict, to({ kind: "MeshService", labels: { app: "web" }, sectionName: "http" }), []);
+
+// Kuma 3.0: refs are kind, labels and sectionName only (validate-labels-ref.ts)
+/** A 3.0 route scoped by `top` to a MeshService chosen by labels. */
+const route30 = (top: unknown) => route(top, { kind: "MeshService", labels: { app: "backend" } });
+test("given a route to a MeshService chosen by labels with a sectionName at 3.0, when validated, then it loads", verdict, to({ kind: "MeshService", labels: { app: "web" }, sectionName: "http" }), [], "3.0");
+for (const kind of ["MeshService", "MeshExternalService", "MeshMultiZoneService"]) {
+  test(`given a route to a ${kind} without labels at 3.0, when validated, then labels must be set`, verdict, to({ kind }), [["spec.to[0].targetRef.labels", `must be set when kind is ${kind}`]], "3.0");
+}
+test("given a route to a MeshMultiZoneService chosen by labels with a sectionName at 3.0, when validated, then it loads", verdict, to({ kind: "MeshMultiZoneService", labels: { app: "web" }, sectionName: "http" }), [], "3.0");
+test("given a route to a MeshExternalService with a sectionName at 3.0, when validated, then sectionName must not be set", verdict, to({ kind: "MeshExternalService", labels: { app: "db" }, sectionName: "tls" }), [
+  ["spec.to[0].targetRef.sectionName", "must not be set with kind MeshExternalService"],
+], "3.0");
+test("given a Mesh scope with a sectionName at 3.0, when validated, then sectionName must not be set", verdict, route30({ kind: "Mesh", sectionName: "http" }), [
+  ["spec.targetRef.sectionName", "must not be set with kind Mesh"],
+], "3.0");
+test("given a Mesh scope with an empty sectionName at 3.0, when validated, then it loads", verdict, route30({ kind: "Mesh", sectionName: "" }), [], "3.0");
+test("given a Mesh scope with a number sectionName at 3.0, when validated, then sectionName must be a string", verdict, route30({ kind: "Mesh", sectionName: 5 }), [["spec.targetRef.sectionName", "must be a string"]], "3.0");
+test("given a Mesh scope with empty labels at 3.0, when validated, then it loads", verdict, route30({ kind: "Mesh", labels: {} }), [], "3.0");
+test("given a route to a MeshService with empty labels at 3.0, when validated, then labels must be set", verdict, to({ kind: "MeshService", labels: {} }), [["spec.to[0].targetRef.labels", "must be set when kind is MeshService"]], "3.0");
+test("given labels with a number value at 3.0, when validated, then that label must be a string", verdict, to({ kind: "MeshService", labels: { app: 5 } }), [["spec.to[0].targetRef.labels.app", "must be a string"]], "3.0");
+test("given a ref without kind at 3.0, when validated, then kind must be defined", verdict, route30({ labels: { app: "web" } }), [["spec.targetRef.kind", "must be defined"]], "3.0");
+test("given a ref with an empty kind at 3.0, when validated, then kind must be defined", verdict, route30({ kind: "" }), [["spec.targetRef.kind", "must be defined"]], "3.0");
+test("given a ref with a number kind at 3.0, when validated, then that kind is not supported", verdict, route30({ kind: 5 }), [["spec.targetRef.kind", "value '5' is not supported"]], "3.0");
+test("given a top-level Dataplane with a sectionName in an outbound-only policy at 3.0, when validated, then sectionName is for inbound policies", verdict, route30({ kind: "Dataplane", labels: { app: "web" }, sectionName: "http" }), [
+  ["spec.targetRef.sectionName", "can only be used with inbound policies"],
+], "3.0");
+test("given a top-level Dataplane with a sectionName in an MTP, when validated, then it loads", verdict, mtp({ kind: "Dataplane", labels: { app: "web" }, sectionName: "http" }, { kind: "Mesh" }), []);
+test("given an MTP whose from item is not an object, when validated, then that item must be an object", verdict, { type: "MeshTrafficPermission", mesh: "default", name: "p", spec: { targetRef: { kind: "Mesh" }, from: [5] } }, [
+  ["spec.from[0]", "must be an object"],
+]);
