@@ -2,11 +2,31 @@
 import test from "ava";
 import { KUMA_VERSIONS, minorOf, parseKumaVersion, splitVersion, versionTraits, type KumaMinor, type KumaVersion, type VersionTraits } from "../../extproc/policy/model/kuma-version.js";
 import { KIND_TRAITS } from "../../extproc/policy/model/types.js";
+import { validatePolicyObject } from "../../extproc/policy/documents/parse.js";
 
-/** A row with its sets as sorted arrays, so rows compare with deepEqual. */
+/** A row with its sets as sorted arrays and its keys sorted, so rows compare with deepEqual or as JSON text. */
 function plain(row: VersionTraits): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(row)) out[key] = value instanceof Set ? [...value].sort() : value;
+  for (const key of Object.keys(row).sort()) {
+    const value = row[key as keyof VersionTraits];
+    out[key] = value instanceof Set ? [...value].sort() : value;
+  }
+  return out;
+}
+
+/** JSON text of a row with every object's keys sorted: hundreds of rows compare in a millisecond this way. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v);
+}
+
+/** The versions whose row differs from the expected one, each with both rows (empty when all match). */
+function differing(expected: Array<[KumaVersion, Record<string, unknown>]>): Array<{ version: string; actual: unknown; expected: unknown }> {
+  const out: Array<{ version: string; actual: unknown; expected: unknown }> = [];
+  for (const [version, want] of expected) {
+    const actual = plain(versionTraits(version));
+    if (canonical(actual) !== canonical(want)) out.push({ version, actual, expected: want });
+  }
   return out;
 }
 
@@ -101,7 +121,7 @@ function expectedRows(): Map<KumaMinor, Record<string, unknown>> {
 test("version-rows › given each Kuma minor, when its row is read, then every trait is what that release does", (t) => {
   const rows = expectedRows();
   t.deepEqual([...rows.keys()], [...KUMA_VERSIONS], "a row per minor of the table");
-  for (const [version, expected] of rows) t.deepEqual(plain(versionTraits(version)), expected, `Kuma ${version}`);
+  t.deepEqual(differing([...rows]), [], "each Kuma minor's row");
   t.deepEqual(plain(versionTraits()), rows.get("2.14"), "no version given: the default, 2.14");
   t.deepEqual(plain(versionTraits("2.10.0" as KumaVersion)), rows.get("2.10"), "a .0 patch is its minor's row");
 });
@@ -118,18 +138,20 @@ const FIXES: Record<"subsetIntersectFixed" | "fromRulesCliques" | "ignoredInboun
 
 test("version-rows › given each patch release up to .30, when its row is read, then it holds exactly the fixes backported by that patch", (t) => {
   const rows = expectedRows();
+  const expected: Array<[KumaVersion, Record<string, unknown>]> = [];
   for (const minor of KUMA_VERSIONS) {
     for (let patch = 0; patch <= 30; patch++) {
       const v = (patch === 0 ? minor : `${minor}.${patch}`) as KumaVersion;
-      const expected: Record<string, unknown> = { ...rows.get(minor)!, version: v };
+      const row: Record<string, unknown> = { ...rows.get(minor)!, version: v };
       for (const [trait, since] of Object.entries(FIXES)) {
         const from = since[minor];
-        expected[trait] = from !== undefined && patch >= from;
+        row[trait] = from !== undefined && patch >= from;
       }
-      t.deepEqual(plain(versionTraits(v)), expected, `Kuma ${v}`);
-      t.is(versionTraits(v), versionTraits(v), `Kuma ${v}: the same row each time it is asked`);
+      expected.push([v, row]);
     }
   }
+  t.deepEqual(differing(expected), [], "each patch release's row");
+  t.deepEqual(expected.filter(([v]) => versionTraits(v) !== versionTraits(v)).map(([v]) => v), [], "the same row each time a release is asked");
 });
 
 test("version-rows › given version texts, when split and parsed, then minor and patch come out as written", (t) => {
@@ -152,4 +174,26 @@ test("version-rows › given the kind registry, when its Kuma facts are read, th
     MeshRateLimit: { shortName: "mrl", fromAsRules: true, pluginOrder: 900, since: { rules: "2.10", matches: "2.14", fromDeprecated: "2.10", fromRemoved: "3.0" } },
     MeshHTTPRoute: { shortName: "mhttpr", fromAsRules: false, pluginOrder: 100, since: {} },
   });
+});
+
+/** A policy of `type` selecting every sidecar of the mesh whose one `from` item holds `conf`. */
+function withFrom(type: string, conf: unknown): unknown {
+  return { type, mesh: "default", name: "p", spec: { targetRef: { kind: "Mesh", proxyTypes: ["Sidecar"] }, from: [{ targetRef: { kind: "Mesh" }, default: conf }] } };
+}
+
+test("version-rows › given a policy with 'from', when validated for each Kuma version, then the deprecation warning appears from the version that deprecated it, with that kind's advice", (t) => {
+  const cases: Array<[string, unknown, KumaVersion, string | undefined]> = [
+    [MRL, { local: { http: { requestRate: { num: 5, interval: "1s" } } } }, "2.9", undefined],
+    [MRL, { local: { http: { requestRate: { num: 5, interval: "1s" } } } }, "2.10", "'from' field is deprecated, use 'rules' instead"],
+    [MFI, { http: [{ abort: { httpStatus: 500, percentage: 50 } }] }, "2.13", undefined],
+    [MFI, { http: [{ abort: { httpStatus: 500, percentage: 50 } }] }, "2.14", "'from' field is deprecated, use 'rules' with SPIFFE-based 'matches' instead"],
+    [MTP, { action: "Allow" }, "2.13", undefined],
+    [MTP, { action: "Allow" }, "2.14", "'from' field is deprecated and will be removed in 3.0, use 'rules' with MeshIdentity (spiffeId) instead"],
+  ];
+  for (const [type, conf, version, message] of cases) {
+    const r = validatePolicyObject(withFrom(type, conf), version);
+    t.deepEqual(r.violations, [], `${type} at ${version}: valid`);
+    const fromWarnings = r.warnings.filter((w) => w.field === "spec.from");
+    t.deepEqual(fromWarnings, message === undefined ? [] : [{ field: "spec.from", message }], `${type} at ${version}`);
+  }
 });
