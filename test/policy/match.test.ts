@@ -117,3 +117,32 @@ test("match › given a Dataplane targetRef by name, when selecting, then name, 
   // and without a policy (a ref checked on its own): no namespace and no zone, so an unlabelled proxy of that name
   t.true(selectsInbound({ kind: "Dataplane", name: "b-1" }, ib, dp), "no policy: a proxy with that name and no labels");
 });
+
+test("match › given refs of each proxy kind, when matched against an inbound, then only the kind's own checks decide", (t) => {
+  const gateway: Dataplane = { ...dp, proxyType: "Gateway" };
+  const untagged: Dataplane = { ...dp, inbounds: [{ name: "8080", port: 8080, tags: {} }] };
+  const cases: Array<[string, TargetRef, Dataplane, boolean]> = [
+    ["Dataplane selects a sidecar", { kind: "Dataplane" }, dp, true],
+    ["Dataplane does not select a gateway proxy", { kind: "Dataplane" }, gateway, false],
+    ["MeshService without a name selects nothing, even an inbound without a service tag", { kind: "MeshService" } as TargetRef, untagged, false],
+    ["MeshServiceSubset of another service", { kind: "MeshServiceSubset", name: "web", tags: { version: "v1" } }, dp, false],
+    ["MeshServiceSubset of the service and its tags", { kind: "MeshServiceSubset", name: "backend", tags: { version: "v1" } }, dp, true],
+  ];
+  for (const [name, ref, proxy, expected] of cases) t.is(selectsInbound(ref, proxy.inbounds[0]!, proxy), expected, name);
+});
+
+test("match › given MeshHTTPRoute refs, when matched, then the named route's own targetRef decides, and a route of a route selects nothing", (t) => {
+  const route = (name: string, targetRef: TargetRef): Policy => ({ ...pol(targetRef), type: "MeshHTTPRoute", name, displayName: name });
+  const routes = new Map<string, Policy>([
+    ["to-backend", route("to-backend", { kind: "MeshService", name: "backend" })],
+    ["to-web", route("to-web", { kind: "MeshService", name: "web" })],
+    ["to-route", route("to-route", { kind: "MeshHTTPRoute", name: "to-backend" })],
+  ]);
+  const cases: Array<[string, TargetRef, boolean]> = [
+    ["a route of the inbound's service", { kind: "MeshHTTPRoute", name: "to-backend" }, true],
+    ["a route of another service", { kind: "MeshHTTPRoute", name: "to-web" }, false],
+    ["a route that targets a route", { kind: "MeshHTTPRoute", name: "to-route" }, false],
+    ["a route not in the set", { kind: "MeshHTTPRoute", name: "missing" }, false],
+  ];
+  for (const [name, ref, expected] of cases) t.is(selectsInbound(ref, ib, dp, { routes }), expected, name);
+});
