@@ -68,7 +68,7 @@ export const STRYKER_AREAS = {
       "test/policy/conformance.test.ts", "test/policy/engine.test.ts", "test/policy/precedence-merge.test.ts", "test/policy/match.test.ts", "test/policy/identity.test.ts",
       "test/policy/explain.test.ts", "test/policy/rate-limit.test.ts", "test/policy/rate-limit-layers.test.ts", "test/policy/shadow-deny.test.ts", "test/policy/mtp-rules.test.ts",
       "test/policy/route-order.test.ts", "test/policy/mesh-mtls.test.ts", "test/policy/select.test.ts", "test/policy/validate.test.ts", "test/policy/faults.test.ts",
-      "test/policy/route-drops.test.ts", "test/policy/per-client-plans.test.ts", "test/policy/inspect.test.ts", "test/policy/kuma-version.test.ts",
+      "test/policy/route-drops.test.ts", "test/policy/per-client-plans.test.ts", "test/policy/inspect.test.ts", "test/policy/kuma-version.test.ts", "test/policy/version-rows.test.ts",
       "test/policy/header-value-validation.test.ts", "test/policy/kind-registry.test.ts", "test/policy/resource-name.test.ts", "test/policy/from-region-merges.test.ts",
       "test/policy/compile-memos.test.ts", "test/policy/parse-async.test.ts", "test/policy/go-template.test.ts", "test/hardening/yaml-limits.test.ts",
       "test/properties/simple-yaml.test.ts", "test/properties/yaml-scan.test.ts", "test/policy/engine-edges.test.ts", "test/policy/mesh-identity-validate.test.ts",

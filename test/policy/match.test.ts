@@ -72,3 +72,77 @@ test("match › policySelectsDataplane applies the namespace scope of workload-o
   t.true(policySelectsDataplane(p, { ...labelled, labels: { "k8s.kuma.io/namespace": "shop" } }, { traits: versionTraits("2.14") }));
   t.true(policySelectsDataplane(p, labelled, { traits: versionTraits("2.8") }));
 });
+
+/** A proxy of zone `zone` (undefined: no zone label) whose resource says where it originated. */
+const zoned = (labels: Record<string, string>): Dataplane => ({ ...dp, labels });
+const ZONE_EAST_POLICY: Partial<Policy> = { origin: "zone", zone: "east" };
+const zoneCases: Array<[string, Partial<Policy>, Record<string, string>, KumaVersion, boolean]> = [
+  ["a zone policy selects proxies of its own zone", ZONE_EAST_POLICY, { "kuma.io/origin": "zone", "kuma.io/zone": "east" }, "2.14", true],
+  ["a zone policy does not select proxies of another zone", ZONE_EAST_POLICY, { "kuma.io/origin": "zone", "kuma.io/zone": "west" }, "2.14", false],
+  ["a zone policy selects a zone proxy without a zone label", ZONE_EAST_POLICY, { "kuma.io/origin": "zone" }, "2.14", true],
+  ["a zone policy selects a proxy not originated in a zone", ZONE_EAST_POLICY, { "kuma.io/zone": "west" }, "2.14", true],
+  ["a zone policy selects a proxy synced from global", ZONE_EAST_POLICY, { "kuma.io/origin": "global", "kuma.io/zone": "west" }, "2.14", true],
+  ["a global policy selects proxies of every zone", { origin: "global", zone: "east" }, { "kuma.io/origin": "zone", "kuma.io/zone": "west" }, "2.14", true],
+  ["a zone policy without a zone label selects proxies of every zone", { origin: "zone" }, { "kuma.io/origin": "zone", "kuma.io/zone": "west" }, "2.14", true],
+  ["a producer policy is not zone-scoped", { ...ZONE_EAST_POLICY, role: "producer" }, { "kuma.io/origin": "zone", "kuma.io/zone": "west" }, "2.14", true],
+  ["a consumer policy of the proxy's namespace is zone-scoped", { ...ZONE_EAST_POLICY, role: "consumer", k8sNamespace: "shop" }, { "kuma.io/origin": "zone", "kuma.io/zone": "west", "k8s.kuma.io/namespace": "shop" }, "2.14", false],
+  ["a consumer policy of the proxy's namespace and zone selects it", { ...ZONE_EAST_POLICY, role: "consumer", k8sNamespace: "shop" }, { "kuma.io/origin": "zone", "kuma.io/zone": "east", "k8s.kuma.io/namespace": "shop" }, "2.14", true],
+  ["zone scoping starts at 2.9: 2.8 selects proxies of another zone", ZONE_EAST_POLICY, { "kuma.io/origin": "zone", "kuma.io/zone": "west" }, "2.8", true],
+  ["zone scoping holds at 2.9", ZONE_EAST_POLICY, { "kuma.io/origin": "zone", "kuma.io/zone": "west" }, "2.9", false],
+];
+
+test("match › given zone-originated policies and proxies of several zones, when selecting, then a non-producer zone policy keeps to its zone (2.9+)", (t) => {
+  for (const [name, extra, labels, version, expected] of zoneCases) {
+    const p = pol({ kind: "Mesh" }, extra);
+    t.is(policySelectsDataplane(p, zoned(labels), { traits: versionTraits(version) }), expected, name);
+    t.deepEqual(selectedInbounds(p, zoned(labels), { traits: versionTraits(version) }).length > 0, expected, `${name} (selectedInbounds)`);
+  }
+});
+
+test("match › given a Dataplane targetRef by name, when selecting, then name, namespace (the ref's, else the policy's) and the policy's zone must all match", (t) => {
+  const proxy = (labels: Record<string, string>): Dataplane => ({ ...dp, name: "b-1.shop", labels: { "kuma.io/display-name": "b-1", ...labels } });
+  const cases: Array<[string, TargetRef, Partial<Policy>, Record<string, string>, boolean]> = [
+    ["the policy's namespace by default", { kind: "Dataplane", name: "b-1" }, { k8sNamespace: "shop" }, { "k8s.kuma.io/namespace": "shop" }, true],
+    ["another namespace than the policy's", { kind: "Dataplane", name: "b-1" }, { k8sNamespace: "shop" }, { "k8s.kuma.io/namespace": "web" }, false],
+    ["the ref's namespace over the policy's", { kind: "Dataplane", name: "b-1", namespace: "web" }, { k8sNamespace: "shop" }, { "k8s.kuma.io/namespace": "web" }, true],
+    ["the ref's namespace excludes the policy's", { kind: "Dataplane", name: "b-1", namespace: "web" }, { k8sNamespace: "shop" }, { "k8s.kuma.io/namespace": "shop" }, false],
+    ["another display name", { kind: "Dataplane", name: "b-2" }, { k8sNamespace: "shop" }, { "k8s.kuma.io/namespace": "shop" }, false],
+    ["the policy's zone", { kind: "Dataplane", name: "b-1" }, { k8sNamespace: "shop", zone: "east" }, { "k8s.kuma.io/namespace": "shop", "kuma.io/zone": "east" }, true],
+    ["another zone than the policy's", { kind: "Dataplane", name: "b-1" }, { k8sNamespace: "shop", zone: "east" }, { "k8s.kuma.io/namespace": "shop", "kuma.io/zone": "west" }, false],
+  ];
+  for (const [name, ref, extra, labels, expected] of cases) {
+    const p = pol(ref, extra);
+    t.is(selectsInbound(ref, proxy(labels).inbounds[0]!, proxy(labels), { traits: versionTraits("2.14") }, p), expected, name);
+  }
+  // and without a policy (a ref checked on its own): no namespace and no zone, so an unlabelled proxy of that name
+  t.true(selectsInbound({ kind: "Dataplane", name: "b-1" }, ib, dp), "no policy: a proxy with that name and no labels");
+});
+
+test("match › given refs of each proxy kind, when matched against an inbound, then only the kind's own checks decide", (t) => {
+  const gateway: Dataplane = { ...dp, proxyType: "Gateway" };
+  const untagged: Dataplane = { ...dp, inbounds: [{ name: "8080", port: 8080, tags: {} }] };
+  const cases: Array<[string, TargetRef, Dataplane, boolean]> = [
+    ["Dataplane selects a sidecar", { kind: "Dataplane" }, dp, true],
+    ["Dataplane does not select a gateway proxy", { kind: "Dataplane" }, gateway, false],
+    ["MeshService without a name selects nothing, even an inbound without a service tag", { kind: "MeshService" } as TargetRef, untagged, false],
+    ["MeshServiceSubset of another service", { kind: "MeshServiceSubset", name: "web", tags: { version: "v1" } }, dp, false],
+    ["MeshServiceSubset of the service and its tags", { kind: "MeshServiceSubset", name: "backend", tags: { version: "v1" } }, dp, true],
+  ];
+  for (const [name, ref, proxy, expected] of cases) t.is(selectsInbound(ref, proxy.inbounds[0]!, proxy), expected, name);
+});
+
+test("match › given MeshHTTPRoute refs, when matched, then the named route's own targetRef decides, and a route of a route selects nothing", (t) => {
+  const route = (name: string, targetRef: TargetRef): Policy => ({ ...pol(targetRef), type: "MeshHTTPRoute", name, displayName: name });
+  const routes = new Map<string, Policy>([
+    ["to-backend", route("to-backend", { kind: "MeshService", name: "backend" })],
+    ["to-web", route("to-web", { kind: "MeshService", name: "web" })],
+    ["to-route", route("to-route", { kind: "MeshHTTPRoute", name: "to-backend" })],
+  ]);
+  const cases: Array<[string, TargetRef, boolean]> = [
+    ["a route of the inbound's service", { kind: "MeshHTTPRoute", name: "to-backend" }, true],
+    ["a route of another service", { kind: "MeshHTTPRoute", name: "to-web" }, false],
+    ["a route that targets a route", { kind: "MeshHTTPRoute", name: "to-route" }, false],
+    ["a route not in the set", { kind: "MeshHTTPRoute", name: "missing" }, false],
+  ];
+  for (const [name, ref, expected] of cases) t.is(selectsInbound(ref, ib, dp, { routes }), expected, name);
+});

@@ -63,3 +63,21 @@ test("lists replace", merges, [{ l: [1, 2, 3] }, { l: [4] }], { l: [4] });
 test("an empty list wipes", merges, [{ l: [1] }, { l: [] }], { l: [] });
 test("null does not unset", merges, [{ a: 1, b: { c: 1 } }, { a: null, b: null }], { a: 1, b: { c: 1 } });
 test("scalar replaces object", merges, [{ a: { x: 1 } }, { a: 2 }], { a: 2 });
+
+// Each key below is checked with names chosen so the display-name key alone (2.6+: the earlier name sorts last)
+// would give the opposite order: only the key under test can produce the expected one.
+test("origin global < unset < zone, whatever the names", order,
+  [p("c", { kind: "Mesh" }, { "kuma.io/origin": "zone" }), p("b", { kind: "Mesh" }), p("a", { kind: "Mesh" }, { "kuma.io/origin": "global" })],
+  ["a", "b", "c"]);
+test("2.14: a Dataplane ref by name outranks one by labels", order,
+  [p("b", { kind: "Dataplane", name: "dp-1" }), p("a", { kind: "Dataplane", labels: { app: "x" } })], ["a", "b"], "2.14");
+test("2.14: a Dataplane ref by labels ranks under one by name, whatever the input order", order,
+  [p("a", { kind: "Dataplane", labels: { app: "x" } }), p("b", { kind: "Dataplane", name: "dp-1" })], ["a", "b"], "2.14");
+test("2.14: a Dataplane ref with sectionName outranks one without", order,
+  [p("b", { kind: "Dataplane", labels: { app: "x" }, sectionName: "http" }), p("a", { kind: "Dataplane", labels: { app: "x" } })], ["a", "b"], "2.14");
+test("2.14: a Dataplane ref to all proxies and one by labels tie, so the name decides", order,
+  [p("a", { kind: "Dataplane", labels: { app: "x" } }), p("b", { kind: "Dataplane" })], ["b", "a"], "2.14");
+test("2.14: sectionName is a Dataplane key only: two MeshService refs go by name", order,
+  [p("a", { kind: "MeshService", name: "backend" }), p("b", { kind: "MeshService", name: "backend", sectionName: "http" })], ["b", "a"], "2.14");
+test("2.14: a MeshGateway ref with more listener tags outranks one with fewer", order,
+  [p("b", { kind: "MeshGateway", name: "gw", tags: { port: "80" } }), p("a", { kind: "MeshGateway", name: "gw" })], ["a", "b"], "2.14");

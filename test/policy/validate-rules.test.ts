@@ -99,3 +99,13 @@ test("validate rules › given a SPIFFE ID whose trust domain is one letter, whe
   t.is(spiffeIdProblem("spiffe://a/b"), undefined);
   t.is(spiffeIdProblem("spiffe://a/b/"), "path cannot have a trailing slash");
 });
+
+test("validate rules › given MeshFaultInjection with rules, when it also has from items, then 'from' must be empty; an empty from is fine", (t) => {
+  const withFrom = (from: unknown[]) => ({ ...mfi([{ default: abort }]), spec: { targetRef: { kind: "Mesh", proxyTypes: ["Sidecar"] }, rules: [{ default: abort }], from } });
+  const cases: Array<[string, unknown[], Pairs]> = [
+    ["one from item beside rules", [{ targetRef: { kind: "Mesh" }, default: abort }], [["spec", "field 'from' must be empty when 'rules' is defined"]]],
+    ["an empty from beside rules", [], []],
+  ];
+  for (const [name, from, expected] of cases) t.deepEqual(violations(withFrom(from), "2.14"), expected, name);
+  t.deepEqual(violations(mfi([{ default: abort }]), "2.14"), [], "rules alone");
+});
