@@ -87,11 +87,13 @@ export function mutantFiles(sources) {
  * What the daemon does for one mutant.
  *   none:  no test reached it (it survives at once; the summary calls it "no coverage")
  *   warm:  run `tests` in a running worker, switching the mutant on and off around them
- *   fresh: a static mutant: a new worker, started with the mutant on, imports `files` and runs `tests`: those that
- *          reached it, then a few tests that together reach every other mutant of its source file reached at run time
- *          (fileCover: each function of the file that has a mutant runs at least once, reading what the file's import
- *          made), and the tests of the files whose import reached it that reach no mutant at run time (they can only
- *          read values: an exported constant); only when that is no test at all, every test of those files.
+ *   fresh: a static mutant: a new worker, started with the mutant on, imports `files` and runs `tests`, fastest first:
+ *          those that reached it, a few tests that together reach every other mutant of its source file reached at
+ *          run time (fileCover: each function of the file that has a mutant runs at least once, reading what the
+ *          file's import made), the quickest tests that reach the file at all (fileReaders: its unit tests, which
+ *          check what the cover's broad tests only run through), and the tests of the files whose import reached it
+ *          that reach no mutant at run time (they can only read values: an exported constant); only when that is no
+ *          test at all, every test of those files.
  *          Every test reaching the file was ~200 tests and 6 s a survivor in the policy area, where every test
  *          imports the whole engine; the cover is pessimistic, never optimistic: fewer tests can only kill less.
  * @param {ReturnType<typeof coverageMap>} map
@@ -106,7 +108,7 @@ export function planFor(map, files, mutant) {
   if (!importedBy) return own.length > 0 ? { kind: "warm", tests: own, files: testFilesOf(map, own), hitLimit } : { kind: "none" };
   const ofImporters = fastestFirst(Object.keys(map.tests).filter((t) => importedBy.includes(map.tests[t].file)), map.tests);
   const readersOnly = ofImporters.filter((t) => !reachesAny(map).has(t));
-  let tests = [...new Set([...own, ...fileCover(map, files, files[mutant]), ...readersOnly])];
+  let tests = fastestFirst([...new Set([...own, ...fileCover(map, files, files[mutant]), ...fileReaders(map, files, files[mutant]), ...readersOnly])], map.tests);
   if (tests.length === 0) tests = ofImporters;
   if (tests.length === 0) return { kind: "none" };
   return { kind: "fresh", tests, files: testFilesOf(map, tests), hitLimit };
@@ -160,6 +162,31 @@ export function fileCover(map, files, source) {
   const cover = fastestFirst(chosen, map.tests);
   known.set(source, cover);
   return cover;
+}
+
+/** Unmutated test time fileReaders may add to a static mutant's plan. */
+export const READERS_BUDGET_MS = 2000;
+
+/**
+ * The quickest tests that reach any mutant of `source` at run time, fastest first, while their unmutated times add up
+ * to at most `budgetMs`: a file's own unit tests are its quickest readers, and they check its tables and constants
+ * where a cover of broad tests may only run through them.
+ * @param {ReturnType<typeof coverageMap>} map
+ * @param {Record<string, string>} files mutant id → source file
+ * @param {string | undefined} source
+ */
+export function fileReaders(map, files, source, budgetMs = READERS_BUDGET_MS) {
+  if (source === undefined) return [];
+  const reaching = new Set();
+  for (const [id, m] of Object.entries(map.mutants)) if (files[id] === source) for (const t of m.tests) reaching.add(t);
+  const out = [];
+  let spentMs = 0;
+  for (const t of fastestFirst([...reaching], map.tests)) {
+    spentMs += map.tests[t]?.ms ?? Infinity;
+    if (spentMs > budgetMs) break;
+    out.push(t);
+  }
+  return out;
 }
 
 const testFilesOf = (map, tests) => [...new Set(tests.map((t) => map.tests[t]?.file).filter(Boolean))].sort();

@@ -14,10 +14,11 @@ type Record_ = { files: string[]; tests: { id: string; file: string; ms: number;
 type CoverageMap = { tests: Record<string, { file: string; ms: number }>; mutants: Record<string, { tests: string[]; hits: number }>; static: Record<string, string[]> };
 type Plan = { kind: "none" } | { kind: "warm" | "fresh"; tests: string[]; files: string[]; hitLimit: number };
 type Report = { files: Record<string, { mutants: { id: string; status: string }[] }> };
-const { coverageMap, fastestFirst, fileCover, mutantFiles, planFor, testTimeoutMs, reclassifyUncovered, HIT_LIMIT_FACTOR } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
+const { coverageMap, fastestFirst, fileCover, fileReaders, mutantFiles, planFor, testTimeoutMs, reclassifyUncovered, HIT_LIMIT_FACTOR } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
   coverageMap: (records: Record_[]) => CoverageMap;
   fastestFirst: (ids: string[], tests: Record<string, { ms: number }>) => string[];
   fileCover: (map: CoverageMap, files: Record<string, string>, source: string | undefined) => string[];
+  fileReaders: (map: CoverageMap, files: Record<string, string>, source: string | undefined, budgetMs?: number) => string[];
   mutantFiles: (sources: Record<string, string>) => Record<string, string>;
   planFor: (map: CoverageMap, files: Record<string, string>, mutant: string) => Plan;
   testTimeoutMs: (tests: Record<string, { ms: number }>, id: string) => number;
@@ -82,9 +83,9 @@ test("stryker coverage › the plan: unreached mutants run nothing, reached ones
   t.is(HIT_LIMIT_FACTOR, 100);
   // an unreached one runs nothing
   t.deepEqual(planFor(map, files, "5"), { kind: "none" });
-  // a static one runs, in a fresh worker, tests that together reach every other mutant of its file (1 and 2: B1 then
-  // A1; A2 reaches only 2, which B1 reached in less time)
-  t.deepEqual(planFor(map, files, "9"), { kind: "fresh", tests: [B1, A1], files: [A, B], hitLimit: 10_000 });
+  // a static one runs, in a fresh worker, fastest first, tests that together reach every other mutant of its file (1
+  // and 2: B1 and A1) and the quickest tests reaching the file at all (B1, A2, A1: all within the budget)
+  t.deepEqual(planFor(map, files, "9"), { kind: "fresh", tests: [B1, A2, A1], files: [A, B], hitLimit: 10_000 });
   t.deepEqual(planFor(map, files, "8"), { kind: "fresh", tests: [B1], files: [B], hitLimit: 10_000 });
   // and only those: A's tests, whose import reached 9, do not run when 9's file has tests of its own (those of 4)
   t.deepEqual(planFor(map, { ...files, "9": "y.ts" }, "9"), { kind: "fresh", tests: [B1], files: [B], hitLimit: 10_000 });
@@ -116,6 +117,23 @@ test("stryker coverage › a file's cover: few tests that together reach each of
   t.deepEqual(fileCover(map, files, "g.ts"), [T("q1")]);
   t.deepEqual(fileCover(map, files, "h.ts"), []);
   t.deepEqual(fileCover(map, files, undefined), []);
+});
+
+test("stryker coverage › a file's readers: the quickest tests reaching it, fastest first, within a time budget", (t) => {
+  // Given file f.ts reached by q1 (5 ms), q12 (10), q3 (20) and slow (900); g.ts only by q1
+  const T = (n: string) => `test/f.test.ts › ${n}`;
+  const map: CoverageMap = {
+    tests: { [T("slow")]: { file: "test/f.test.ts", ms: 900 }, [T("q12")]: { file: "test/f.test.ts", ms: 10 }, [T("q3")]: { file: "test/f.test.ts", ms: 20 }, [T("q1")]: { file: "test/f.test.ts", ms: 5 } },
+    mutants: { "1": { tests: [T("q1"), T("q12"), T("slow")], hits: 3 }, "3": { tests: [T("q3"), T("slow")], hits: 2 }, "9": { tests: [T("q1")], hits: 1 } },
+    static: {},
+  };
+  const files = { "1": "f.ts", "3": "f.ts", "9": "g.ts" };
+  // When / then: within 100 ms the three quick ones (35 ms), within 2 s all four; another file's tests never
+  t.deepEqual(fileReaders(map, files, "f.ts", 100), [T("q1"), T("q12"), T("q3")]);
+  t.deepEqual(fileReaders(map, files, "f.ts", 2000), [T("q1"), T("q12"), T("q3"), T("slow")]);
+  t.deepEqual(fileReaders(map, files, "f.ts", 4), []);
+  t.deepEqual(fileReaders(map, files, "g.ts"), [T("q1")]);
+  t.deepEqual(fileReaders(map, files, undefined), []);
 });
 
 test("stryker coverage › a test's timeout is 5 × its unmutated time plus a second", (t) => {
