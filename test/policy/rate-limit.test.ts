@@ -2,7 +2,9 @@
 // fixed schedule counted from the bucket's start, never for a partial interval.
 import test from "ava";
 import { httpRequestRate } from "../../extproc/policy/plans/limit-plan.js";
-import { TokenBucket } from "../../extproc/policy/decide/rate-limit.js";
+import { BucketStore, TokenBucket } from "../../extproc/policy/decide/rate-limit.js";
+import { limitScope } from "../../extproc/policy/decide/rules-decide.js";
+import { bucketKey } from "../../extproc/policy/plans/limit-plan.js";
 
 function takeAll(bucket: TokenBucket, nowMs: number): number {
   let taken = 0;
@@ -66,4 +68,21 @@ test("rate-limit › local.http without a usable requestRate enforces nothing", 
   t.is(httpRequestRate({ http: {} }), undefined);
   t.is(httpRequestRate({ http: { requestRate: { num: 0, interval: "1s" } } }), undefined);
   t.is(httpRequestRate(undefined), undefined);
+});
+
+test("rate-limit › a route's bucket survives a reload that keeps its inbound, and goes with its inbound", (t) => {
+  // given a bucket of a route inside inbound "web" (2 per second), one token taken
+  const rate = { num: 2, intervalMs: 1000 };
+  const store = new BucketStore();
+  const key = bucketKey(limitScope("web", "prefix /api"), rate);
+  t.true(store.getByKey(key, rate, 0).take(0));
+  // when a reload keeps inbound "web"
+  store.retain(new Set(["web"]));
+  // then the route's bucket is the same one: one token left
+  t.is(store.getByKey(key, rate, 0).remaining(0), 1);
+  // and a route scope is not confused with another inbound whose name starts alike
+  t.not(limitScope("web", "prefix /api"), limitScope("webprefix /api", "base"));
+  // when a reload drops inbound "web", then the route's bucket starts full again
+  store.retain(new Set(["api"]));
+  t.is(store.getByKey(key, rate, 0).remaining(0), 2);
 });
