@@ -53,6 +53,8 @@ function planView(plan: FromPlan) {
   };
 }
 
+const FIXED_COMPONENTS = { cliques: false, intersectFixed: true };
+
 function fourPolicies(): Policy[] {
   return [
     fromPolicy("a", [[undefined, { action: "Deny" }], [{ app: "web", zone: "z1" }, { action: "Allow" }]]),
@@ -141,4 +143,11 @@ test("given a from plan, when a tag after the first is edited, then the tag inde
   const moved = buildFromPlan("MeshTrafficPermission", [before[0]!, before[1]!, before[2]!, edited], grouping, previous);
   t.not(moved.byTag, previous.byTag);
   t.deepEqual(moved.byTag.get("zone\u0000z7"), [4]);
+});
+
+test("given a from plan of another kind, when a plan is built with it as the previous one, then it is the plan built from nothing", (t) => {
+  const policies = fourPolicies();
+  const other = buildFromPlan("MeshFaultInjection", policies, FIXED_COMPONENTS);
+  const rebuilt = buildFromPlan("MeshTrafficPermission", policies, FIXED_COMPONENTS, other);
+  t.deepEqual(planView(rebuilt), planView(buildFromPlan("MeshTrafficPermission", policies, FIXED_COMPONENTS)));
 });
