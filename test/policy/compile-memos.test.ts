@@ -2,6 +2,7 @@
 import test from "ava";
 import { groupSubsets, subsetText } from "../../extproc/policy/plans/subset-groups.js";
 import { dedupe } from "../../extproc/policy/selection/policy-set.js";
+import { reuseOrBuild, samePolicies } from "../../extproc/policy/plans/reuse.js";
 import { buildFromPlan, matchFrom, type FromPlan } from "../../extproc/policy/plans/from-items.js";
 import type { Policy, Tag } from "../../extproc/policy/model/types.js";
 
@@ -150,4 +151,37 @@ test("given a from plan of another kind, when a plan is built with it as the pre
   const other = buildFromPlan("MeshFaultInjection", policies, FIXED_COMPONENTS);
   const rebuilt = buildFromPlan("MeshTrafficPermission", policies, FIXED_COMPONENTS, other);
   t.deepEqual(planView(rebuilt), planView(buildFromPlan("MeshTrafficPermission", policies, FIXED_COMPONENTS)));
+});
+
+test("given policy lists, when compared for reuse, then they are the same when each policy is the same object or of the same content", (t) => {
+  const p = fromPolicy("p", [[{ app: "web" }, { action: "Allow" }]]);
+  const copy = fromPolicy("p", [[{ app: "web" }, { action: "Allow" }]]);
+  const q = fromPolicy("p", [[{ app: "web" }, { action: "Deny" }]]);
+  const cases: [string, Policy[], Policy[], boolean][] = [
+    ["both empty", [], [], true],
+    ["one longer", [p], [], false],
+    ["one shorter", [], [p], false],
+    ["the same object", [p], [p], true],
+    ["a copy", [p], [copy], true],
+    ["other content", [p], [q], false],
+    ["same first, other second", [p, p], [copy, q], false],
+    ["copies in order", [p, q], [copy, fromPolicy("p", [[{ app: "web" }, { action: "Deny" }]])], true],
+  ];
+  for (const [what, a, b, same] of cases) t.is(samePolicies(a, b), same, what);
+});
+
+test("given a plan built for some policies, when built again for equal inputs, then it is reused; for other inputs, then built anew", (t) => {
+  const p = fromPolicy("p", [[{ app: "web" }, { action: "Allow" }]]);
+  let builds = 0;
+  const build = () => ({ n: ++builds });
+  const first = reuseOrBuild(undefined, [p], build);
+  t.deepEqual(first, { n: 1 });
+  t.is(reuseOrBuild(first, [fromPolicy("p", [[{ app: "web" }, { action: "Allow" }]])], build), first, "same content");
+  t.is(reuseOrBuild(first, [p], build, ""), first, "no extra is the empty extra");
+  t.deepEqual(reuseOrBuild(first, [p], build, "mesh-b"), { n: 2 }, "other extra");
+  t.deepEqual(reuseOrBuild(first, [], build), { n: 3 }, "other policies");
+  t.deepEqual(reuseOrBuild({ n: 0 }, [p], build), { n: 4 }, "a previous plan not built here");
+  const withExtra = reuseOrBuild(undefined, [p], build, "mesh-a");
+  t.is(reuseOrBuild(withExtra, [p], build, "mesh-a"), withExtra);
+  t.is(builds, 5);
 });
