@@ -2,6 +2,9 @@
 import test from "ava";
 import { groupSubsets, subsetText } from "../../extproc/policy/plans/subset-groups.js";
 import { dedupe } from "../../extproc/policy/selection/policy-set.js";
+import { compile } from "../../extproc/policy/plans/compile.js";
+import { dataplaneFromTags } from "../../extproc/policy/documents/dataplane.js";
+import { validatePolicyObject } from "../../extproc/policy/documents/parse.js";
 import { reuseOrBuild, samePolicies } from "../../extproc/policy/plans/reuse.js";
 import { buildFromPlan, matchFrom, type FromPlan } from "../../extproc/policy/plans/from-items.js";
 import type { Policy, Tag } from "../../extproc/policy/model/types.js";
@@ -184,4 +187,38 @@ test("given a plan built for some policies, when built again for equal inputs, t
   const withExtra = reuseOrBuild(undefined, [p], build, "mesh-a");
   t.is(reuseOrBuild(withExtra, [p], build, "mesh-a"), withExtra);
   t.is(builds, 5);
+});
+
+function validPolicy(doc: object): Policy {
+  const { policy, violations } = validatePolicyObject(doc);
+  if (!policy) throw new Error(JSON.stringify(violations));
+  return policy;
+}
+
+function backendPolicies(): Policy[] {
+  const from = [{ targetRef: { kind: "MeshService", name: "web" }, default: { action: "Allow" } }];
+  return [
+    validPolicy({ type: "MeshTrafficPermission", name: "allow-web", spec: { targetRef: { kind: "MeshService", name: "backend" }, from } }),
+    validPolicy({ type: "MeshTrafficPermission", name: "elsewhere", mesh: "other", spec: { targetRef: { kind: "Mesh" }, from } }),
+    validPolicy({ type: "MeshTrafficPermission", name: "for-nobody", spec: { targetRef: { kind: "MeshService", name: "nobody" }, from } }),
+    validPolicy({ type: "MeshTrafficPermission", name: "for-nobody-2", spec: { targetRef: { kind: "MeshService", name: "nobody-2" }, from } }),
+  ];
+}
+
+test("given policies of another mesh and ones selecting no inbound, when compiled, then each is counted and only the selecting one is planned", (t) => {
+  const dp = dataplaneFromTags("default", "kuma.io/service=backend").dataplane!;
+  const snap = compile(backendPolicies(), dp, 1, { kumaVersion: "2.6" });
+  t.is(snap.otherMesh, 1);
+  t.is(snap.unselected, 2);
+  t.deepEqual(snap.inbounds[0]!.from.MeshTrafficPermission!.policies.map((p) => p.name), ["allow-web"]);
+});
+
+test("given a snapshot, when the same policies are compiled again with it, then its plans are reused only for the same dataplane and version", (t) => {
+  const dp = dataplaneFromTags("default", "kuma.io/service=backend").dataplane!;
+  const first = compile(backendPolicies(), dp, 1, { kumaVersion: "2.6" });
+  const plan = first.inbounds[0]!.from.MeshTrafficPermission;
+  t.is(compile(backendPolicies(), dp, 2, { kumaVersion: "2.6", previous: first }).inbounds[0]!.from.MeshTrafficPermission, plan);
+  t.not(compile(backendPolicies(), dp, 2, { kumaVersion: "2.7", previous: first }).inbounds[0]!.from.MeshTrafficPermission, plan);
+  const sameTags = dataplaneFromTags("default", "kuma.io/service=backend").dataplane!;
+  t.not(compile(backendPolicies(), sameTags, 2, { kumaVersion: "2.6", previous: first }).inbounds[0]!.from.MeshTrafficPermission, plan);
 });
