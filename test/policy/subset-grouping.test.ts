@@ -1,7 +1,9 @@
 // Which legacy `from` subsets Kuma enumerates together: intersection (before/after #12340), components vs cliques, order.
 import test from "ava";
 import { groupSubsets, MAX_CLIQUE_ITEMS } from "../../extproc/policy/plans/subset-groups.js";
-import type { Tag } from "../../extproc/policy/model/types.js";
+import type { Policy, Tag } from "../../extproc/policy/model/types.js";
+import { buildFromPlan } from "../../extproc/policy/plans/from-items.js";
+import { buildRules, MAX_RULE_TAGS } from "../../extproc/policy/plans/rules.js";
 
 /** "k=v" a positive tag, "!k=v" a negated one. */
 function subset(...tags: string[]): Tag[] {
@@ -102,4 +104,43 @@ test(`given more than ${MAX_CLIQUE_ITEMS} items, when cliques are asked for, the
   const over = groupSubsets(build(MAX_CLIQUE_ITEMS + 1), cliques);
   t.deepEqual(over.filter((g) => g.length > 1), [[0, 1, 2]]);
   t.is(over.length, MAX_CLIQUE_ITEMS + 1 - 2);
+});
+
+function mtp(name: string, from: [Record<string, string> | undefined, string][]): Policy {
+  const spec = { targetRef: { kind: "Mesh" }, from: from.map(([tags, action]) => ({ targetRef: tags ? { kind: "MeshSubset", tags } : { kind: "Mesh" }, default: { action } })) };
+  return { type: "MeshTrafficPermission", mesh: "default", name, spec } as unknown as Policy;
+}
+
+function ruleView(items: Parameters<typeof buildRules>[0], grouping?: Parameters<typeof buildRules>[1]) {
+  const { rules, truncated } = buildRules(items, grouping);
+  return { truncated, rules: rules.map((r) => [r.subset.map((t) => `${t.not ? "!" : ""}${t.key}=${t.value}`).join(","), r.conf.action, r.origin.join("+")]) };
+}
+
+test("given from items, when Kuma's rule list is built, then tags come sorted by key then value and each region merges only the items it covers", (t) => {
+  const items = buildFromPlan("MeshTrafficPermission", [mtp("m", [[undefined, "Deny"]]), mtp("x", [[{ b: "2" }, "Allow"], [{ b: "1" }, "AllowWithShadowDeny"]])]).items;
+  t.deepEqual(ruleView(items, { cliques: false, intersectFixed: true }), {
+    truncated: false,
+    rules: [
+      ["b=2", "Allow", "m+x"],
+      ["b=1", "AllowWithShadowDeny", "m+x"],
+      ["!b=1,!b=2", "Deny", "m"],
+    ],
+  });
+});
+
+test("given items whose grouping differs by version, when the rule list is built without a grouping, then Kuma 2.6's (components, unfixed check) is used", (t) => {
+  const items = buildFromPlan("MeshTrafficPermission", [mtp("p", [[{ k: "1", j: "1" }, "Allow"], [{ m: "1", j: "2" }, "Deny"], [{ a: "1", b: "1" }, "Deny"], [{ a: "1" }, "Allow"], [{ a: "1", b: "2" }, "Deny"]])]).items;
+  const legacy = ruleView(items, { cliques: false, intersectFixed: false });
+  t.deepEqual(ruleView(items), legacy);
+  t.notDeepEqual(ruleView(items, { cliques: true, intersectFixed: false }), legacy);
+});
+
+test(`given a group with more than ${MAX_RULE_TAGS} distinct tags, when the rule list is built, then that group is left out and the list says it is truncated`, (t) => {
+  const many = Array.from({ length: MAX_RULE_TAGS + 1 }, (_, i): [Record<string, string>, string] => [{ [`k${i}`]: "v" }, "Allow"]);
+  const items = buildFromPlan("MeshTrafficPermission", [mtp("many", many), mtp("alone", [[{ other: "1" }, "Deny"]])]).items;
+  // every item has its own key, so all meet: one group of 18 tags, left out; alone, "other" makes a rule list
+  const { rules, truncated } = buildRules(items, { cliques: false, intersectFixed: true });
+  t.true(truncated);
+  t.deepEqual(rules, []);
+  t.false(buildRules(items.slice(MAX_RULE_TAGS + 1)).truncated);
 });
