@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { KIND_TRAITS, POLICY_TYPES } from "../../extproc/policy/model/types.js";
 import { SPEC_KINDS } from "../../extproc/policy/documents/kinds.js";
 import { DECIDE_KINDS, INBOUND_STEPS } from "../../extproc/policy/decide/kinds.js";
+import { FROM_KINDS } from "../../extproc/policy/plans/compile.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
@@ -47,4 +48,10 @@ test("architecture › given the new-kind checklist, when its steps are read, th
     t.is(steps[stage], registry?.file ?? "nothing", stage);
     if (registry) t.true(existsSync(`${ROOT}extproc/policy/${registry.file}`), registry.file);
   }
+});
+
+test("given the model's kinds, when the compiler's per-inbound kinds are read, then they are every kind but MeshHTTPRoute, in model order", (t) => {
+  // MeshHTTPRoute selects outbound routes; the other kinds are compiled per inbound from `from` / `rules`
+  t.deepEqual([...FROM_KINDS], ["MeshTrafficPermission", "MeshFaultInjection", "MeshRateLimit"]);
+  t.deepEqual(POLICY_TYPES.filter((k) => !(FROM_KINDS as readonly string[]).includes(k)), ["MeshHTTPRoute"]);
 });

@@ -1,8 +1,9 @@
 // rate-limit › the token bucket refills like Envoy's local_ratelimit: `num` tokens per whole interval, on a
 // fixed schedule counted from the bucket's start, never for a partial interval.
 import test from "ava";
-import { httpRequestRate } from "../../extproc/policy/plans/limit-plan.js";
-import { TokenBucket } from "../../extproc/policy/decide/rate-limit.js";
+import { bucketKey, httpRequestRate, limitPlan } from "../../extproc/policy/plans/limit-plan.js";
+import { BucketStore, TokenBucket } from "../../extproc/policy/decide/rate-limit.js";
+import { limitScope } from "../../extproc/policy/decide/rules-decide.js";
 
 function takeAll(bucket: TokenBucket, nowMs: number): number {
   let taken = 0;
@@ -66,4 +67,41 @@ test("rate-limit › local.http without a usable requestRate enforces nothing", 
   t.is(httpRequestRate({ http: {} }), undefined);
   t.is(httpRequestRate({ http: { requestRate: { num: 0, interval: "1s" } } }), undefined);
   t.is(httpRequestRate(undefined), undefined);
+});
+
+test("rate-limit › a route's bucket survives a reload that keeps its inbound, and goes with its inbound", (t) => {
+  // given a bucket of a route inside inbound "web" (2 per second), one token taken
+  const rate = { num: 2, intervalMs: 1000 };
+  const store = new BucketStore();
+  const key = bucketKey(limitScope("web", "prefix /api"), rate);
+  t.true(store.getByKey(key, rate, 0).take(0));
+  // when a reload keeps inbound "web"
+  store.retain(new Set(["web"]));
+  // then the route's bucket is the same one: one token left
+  t.is(store.getByKey(key, rate, 0).remaining(0), 1);
+  // and a route scope is not confused with another inbound whose name starts alike
+  t.not(limitScope("web", "prefix /api"), limitScope("webprefix /api", "base"));
+  // when a reload drops inbound "web", then the route's bucket starts full again
+  store.retain(new Set(["api"]));
+  t.is(store.getByKey(key, rate, 0).remaining(0), 2);
+});
+
+test("rate-limit › a local conf's plan: the rate, its bucket in the route's scope, the result within it; none when the rate is unusable", (t) => {
+  const local = { http: { requestRate: { num: 3, interval: "2s" } } };
+  const plan = limitPlan("web", local, { policy: "limit", rule: "rules[0]" }, "web\u0001prefix /a");
+  t.deepEqual(plan.source, { policy: "limit", rule: "rules[0]" });
+  t.deepEqual(plan.enforced, { rate: { num: 3, intervalMs: 2000 }, bucketKey: bucketKey("web\u0001prefix /a", { num: 3, intervalMs: 2000 }), within: { outcome: "within 3 per 2000ms" } });
+  t.is(limitPlan("web", local, undefined).enforced!.bucketKey, bucketKey("web", { num: 3, intervalMs: 2000 }), "the inbound is the default scope");
+  t.false("source" in limitPlan("web", local, undefined), "no rule named, no source");
+  const unusable: [string, unknown][] = [
+    ["no interval", { http: { requestRate: { num: 3 } } }],
+    ["a bad interval", { http: { requestRate: { num: 3, interval: "soon" } } }],
+    ["a zero interval", { http: { requestRate: { num: 3, interval: "0s" } } }],
+    ["no num", { http: { requestRate: { interval: "1s" } } }],
+    ["num as text", { http: { requestRate: { num: "3", interval: "1s" } } }],
+  ];
+  for (const [what, conf] of unusable) {
+    t.is(httpRequestRate(conf), undefined, what);
+    t.false("enforced" in limitPlan("web", conf, undefined), what);
+  }
 });
