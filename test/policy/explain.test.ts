@@ -20,7 +20,7 @@ name: one
 spec: {targetRef: {kind: MeshService, name: backend}, from: [{targetRef: {kind: Mesh}, default: {local: {http: {requestRate: {num: 1, interval: 1m}}}}}]}
 `;
 
-function setup(): (body: string) => { status: number; body: unknown } {
+function setup(): (body: string | Uint8Array) => { status: number; body: unknown } {
   const engine = new PolicyEngine({ dataplane: dataplaneFromTags("default", "kuma.io/service=backend").dataplane!, nowMs: () => 0 });
   engine.replace(parsePolicyText(POLICIES).policies);
   return explainHandler(engine);
@@ -91,4 +91,49 @@ test("explain › a spiffeID that is not a string is a 400 with the field", (t) 
   const r = rulesSetup()(JSON.stringify({ client: { spiffeID: 42 } }));
   t.is(r.status, 400);
   t.deepEqual((r.body as { invalid_parameters: Array<{ field: string }> }).invalid_parameters.map((v) => v.field), ["client.spiffeID"]);
+});
+
+test("explain › an empty or blank body is the default request, answered like {}", (t) => {
+  // given the handler; when the body is empty, blank, or empty bytes; then it is explained exactly like `{}`
+  const handler = setup();
+  const expected = handler("{}");
+  t.is(expected.status, 200);
+  for (const body of ["", "  \n\t", new Uint8Array()]) t.deepEqual(handler(body), expected, JSON.stringify(body));
+});
+
+test("explain › the handler's error bodies name what went wrong", (t) => {
+  const handler = setup();
+  // given a body that is not JSON; then 400 says so, with the parser's detail
+  const bad = handler("{");
+  t.is(bad.status, 400);
+  const body = bad.body as { error: string; detail: string };
+  t.is(body.error, "body is not JSON");
+  t.is(typeof body.detail, "string");
+  t.true(body.detail.length > 0);
+  // given JSON with a bad field; then 400 "invalid explain request" with the violations
+  const invalid = handler(JSON.stringify({ direction: "sideways" }));
+  t.is(invalid.status, 400);
+  t.is((invalid.body as { error: string }).error, "invalid explain request");
+});
+
+test("explain › the source's rejected policies are shown only when there are any", (t) => {
+  // given an engine and a source that rejected one policy
+  const engine = new PolicyEngine({ dataplane: dataplaneFromTags("default", "kuma.io/service=backend").dataplane!, nowMs: () => 0 });
+  engine.replace(parsePolicyText(POLICIES).policies);
+  const refused = [{ index: 0, kind: "MeshTrafficPermission", name: "broken", violations: [{ field: "spec", message: "bad" }] }];
+  // when explained with and without rejections; then `rejected` lists them, and is absent otherwise
+  const withRejected = explainHandler(engine, () => refused as never)("{}");
+  t.is(withRejected.status, 200);
+  t.deepEqual((withRejected.body as { rejected?: unknown }).rejected, refused);
+  t.false("rejected" in (explainHandler(engine)("{}").body as object));
+  t.false("rejected" in (explainHandler(engine, () => [])("{}").body as object));
+});
+
+test("explain › a failure while explaining answers 500 with its message", (t) => {
+  // given a rejection source that throws; when explained; then 500 with the error's message, never a throw
+  const engine = new PolicyEngine({ dataplane: dataplaneFromTags("default", "kuma.io/service=backend").dataplane!, nowMs: () => 0 });
+  const reply = explainHandler(engine, () => {
+    throw new Error("source broke");
+  })("{}");
+  t.deepEqual(reply, { status: 500, body: { error: "source broke" } });
 });
