@@ -137,3 +137,62 @@ test("explain › a failure while explaining answers 500 with its message", (t) 
   })("{}");
   t.deepEqual(reply, { status: 500, body: { error: "source broke" } });
 });
+
+test("explain › parseExplainInput reports every bad field with its path and message", async (t) => {
+  const { parseExplainInput } = await import("../../extproc/policy/views/explain.js");
+  const SPIFFE = "must be a SPIFFE ID or a list of URI SANs";
+  const TAGS = "must map tag keys to a string or a list of strings";
+  const cases: Array<[string, unknown, Array<[string, string]>]> = [
+    ["no body", undefined, [["body", "must be defined"]]],
+    ["a string body", "x", [["body", "must be an object"]]],
+    ["a list body", [], [["body", "must be an object"]]],
+    ["empty spiffeID list", { client: { spiffeID: [] } }, [["client.spiffeID", SPIFFE]]],
+    ["empty spiffeID", { client: { spiffeID: [""] } }, [["client.spiffeID", SPIFFE]]],
+    ["spiffeID a number", { client: { spiffeID: 5 } }, [["client.spiffeID", SPIFFE]]],
+    ["spiffeID list with a number", { client: { spiffeID: ["spiffe://default/web", 1] } }, [["client.spiffeID", SPIFFE]]],
+    ["tag value a number", { client: { tags: { a: 1 } } }, [["client.tags", TAGS]]],
+    ["tag list with a number", { client: { tags: { a: ["x", 1] } } }, [["client.tags", TAGS]]],
+    ["tags not an object", { client: { tags: "x" } }, [["client.tags", "must be an object"]]],
+    ["bad xfcc, kumaTags, sni, uriSans", { client: { xfcc: 1, kumaTags: 2, sni: 3, uriSans: "u" } }, [["client.xfcc", "must be a string"], ["client.kumaTags", "must be a string"], ["client.uriSans", "must be a list"], ["client.sni", "must be a string"]]],
+    [
+      "every top-level field wrong",
+      { client: "x", headers: "y", method: 1, path: 2, authority: 3, direction: "up" },
+      [["direction", "must be one of inbound, outbound"], ["headers", "must be an object"], ["client", "must be an object"], ["method", "must be a string"], ["path", "must be a string"], ["authority", "must be a string"]],
+    ],
+  ];
+  for (const [name, body, want] of cases) {
+    // given a bad body; when parsed; then no input, and each violation names its field
+    const r = parseExplainInput(body);
+    t.is(r.input, undefined, name);
+    t.deepEqual(r.violations.map((v) => [v.field, v.message]), want, name);
+  }
+});
+
+test("explain › parseExplainInput turns a described request into request facts", async (t) => {
+  const { parseExplainInput } = await import("../../extproc/policy/views/explain.js");
+  const { tagSetToObject } = await import("../../extproc/policy/decide/identity.js");
+  const base = { direction: "inbound", method: "GET", path: "/", authority: "", scheme: "http", headers: {}, peerUriSans: [] };
+  const cases: Array<[string, unknown, Record<string, unknown>, { inbound?: string; withRules?: boolean; identity?: unknown }]> = [
+    ["defaults", {}, base, {}],
+    [
+      "every field",
+      { direction: "outbound", method: "post", path: "/x", authority: "a.b", headers: { "X-A": "1", ":authority": "h" }, client: { xfcc: "X", kumaTags: "K", uriSans: ["u", 3], sni: "s" }, inbound: 8080, rules: true },
+      { direction: "outbound", method: "POST", path: "/x", authority: "a.b", scheme: "http", headers: { "x-a": "1", ":authority": "h", "x-forwarded-client-cert": "X", "x-kuma-tags": "K" }, peerUriSans: ["u"], sni: "s" },
+      { inbound: "8080", withRules: true },
+    ],
+    ["authority from the :authority header; rules only when true", { headers: { ":authority": "h" }, rules: "true" }, { ...base, authority: "h", headers: { ":authority": "h" } }, {}],
+    ["empty xfcc and kumaTags add no header", { client: { xfcc: "", kumaTags: "", sni: "" } }, base, {}],
+    ["described tags", { client: { tags: { a: ["x", "y"], b: "z" } } }, base, { identity: { source: "described", ignored: [], tags: { a: ["x", "y"], b: ["z"] } } }],
+    ["spiffeID with tags keeps the SPIFFE identity", { client: { spiffeID: "spiffe://default/web", tags: { b: "z" } } }, base, { identity: { source: "described", ignored: [], spiffe: "spiffe://default/web", tags: { b: ["z"] } } }],
+  ];
+  for (const [name, body, facts, rest] of cases) {
+    // given a valid body; when parsed; then its facts, identity, inbound and rules flag
+    const { input, violations } = parseExplainInput(body);
+    t.deepEqual(violations, [], name);
+    t.deepEqual({ ...input!.facts, headers: Object.fromEntries(input!.facts.headers) }, facts, name);
+    t.is(input!.inbound, rest.inbound, name);
+    t.is(input!.withRules, rest.withRules ?? false, name);
+    const id = input!.identity;
+    t.deepEqual(id ? { ...id, tags: tagSetToObject(id.tags) } : undefined, rest.identity, name);
+  }
+});
