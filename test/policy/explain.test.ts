@@ -196,3 +196,20 @@ test("explain › parseExplainInput turns a described request into request facts
     t.deepEqual(id ? { ...id, tags: tagSetToObject(id.tags) } : undefined, rest.identity, name);
   }
 });
+
+test("explain › proxy.mtls tells whether the Mesh resource has mTLS on, off, or is unknown", async (t) => {
+  const { resourcesOf } = await import("../../extproc/policy/documents/resources.js");
+  const cases: Array<[string, string, string]> = [
+    ["no Mesh resource", "", "unknown"],
+    ["mTLS enabled", "type: Mesh\nname: default\nmtls: {enabledBackend: ca-1, backends: [{name: ca-1, type: builtin}]}\n---\n", "on"],
+    ["backends but none enabled", "type: Mesh\nname: default\nmtls: {backends: [{name: ca-1, type: builtin}]}\n---\n", "off"],
+  ];
+  for (const [name, mesh, state] of cases) {
+    // given the policies with (or without) a Mesh resource; when a request is explained; then proxy.mtls is its state
+    const parsed = parsePolicyText(mesh + POLICIES);
+    const engine = new PolicyEngine({ dataplane: dataplaneFromTags("default", "kuma.io/service=backend").dataplane!, nowMs: () => 0 });
+    engine.replace(parsed.policies, resourcesOf(parsed.resources));
+    const report = explainHandler(engine)("{}").body as ExplainReport;
+    t.deepEqual(report.proxy, { mtls: state }, name);
+  }
+});
