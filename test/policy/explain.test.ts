@@ -213,3 +213,35 @@ test("explain › proxy.mtls tells whether the Mesh resource has mTLS on, off, o
     t.deepEqual(report.proxy, { mtls: state }, name);
   }
 });
+
+const ROUTES = `
+type: MeshHTTPRoute
+name: a
+spec: {targetRef: {kind: Mesh}, to: [{targetRef: {kind: MeshService, name: orders}, rules: [{matches: [{path: {type: PathPrefix, value: /v2}}], default: {filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x-a, value: "1"}]}}]}}]}]}
+---
+type: MeshHTTPRoute
+name: b
+spec: {targetRef: {kind: Mesh}, to: [{targetRef: {kind: MeshService, name: payments}, rules: [{matches: [{path: {type: PathPrefix, value: /}}], default: {}}]}]}
+`;
+
+test("explain › an outbound request reports its destination, the routes, the one that contributed and its merged conf", (t) => {
+  // given two routes, to orders and to payments, on the calling proxy
+  const engine = new PolicyEngine({ dataplane: dataplaneFromTags("default", "kuma.io/service=web").dataplane!, nowMs: () => 0 });
+  engine.replace(parsePolicyText(ROUTES).policies);
+  const handler = explainHandler(engine);
+  // when a request to orders matches route a's rule; then a contributed, its conf is merged, and no inbound details are shown
+  const hit = handler(JSON.stringify({ direction: "outbound", authority: "orders", path: "/v2/x" })).body as ExplainReport;
+  t.is(hit.destination, "orders");
+  t.is(hit.direction, "outbound");
+  t.deepEqual(hit.policies.map((p) => `${p.name}/${p.contributed}`).sort(), ["a/true", "b/false"]);
+  t.deepEqual(hit.merged, { MeshHTTPRoute: { filters: [{ type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "x-a", value: "1" }] } }] } });
+  for (const key of ["rules", "dataplaneRules", "notApplied", "proxy", "client", "regions", "inbound"]) t.false(key in hit, key);
+  // when a request to orders matches no rule, with rules: true; then nothing contributed or merged, and the rule lists show orders' route
+  const miss = handler(JSON.stringify({ direction: "outbound", authority: "orders", path: "/x", rules: true })).body as ExplainReport;
+  t.deepEqual(miss.policies.map((p) => `${p.name}/${p.contributed}`).sort(), ["a/false", "b/false"]);
+  t.deepEqual(miss.merged, {});
+  t.deepEqual(miss.rules, {
+    MeshHTTPRoute: [{ subset: [], conf: { matches: [{ path: { type: "PathPrefix", value: "/v2" } }], default: { filters: [{ type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "x-a", value: "1" }] } }] } }, origin: ["a to[0].rules[0]"] }],
+  } as never);
+  t.deepEqual(miss.dataplaneRules?.rules.map((r) => r.type), ["MeshHTTPRoute"]);
+});
