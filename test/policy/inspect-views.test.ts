@@ -135,3 +135,20 @@ test("inspect views › withDefaultWeights adds weight 1 only to backendRefs tha
   ];
   for (const [name, input, want] of cases) t.deepEqual(withDefaultWeights(input), want, name);
 });
+
+test("inspect views › matchesHash is Kuma's HashMatches: SHA-256 of the Go JSON of the match list", async (t) => {
+  const { createHash } = await import("node:crypto");
+  const sha = (json: string) => createHash("sha256").update(json).digest("base64");
+  const cases: Array<[string, unknown[], string]> = [
+    ["path only", [{ path: { type: "PathPrefix", value: "/a" } }], `[{"path":{"value":"/a","type":"PathPrefix"}}]`],
+    [
+      "every field, in Go's field order",
+      [{ headers: [{ name: "x-h", value: "v", type: "Exact" }], queryParams: [{ value: "1", name: "q", type: "Exact" }], method: "POST", path: { value: "/b", type: "Exact" } }],
+      `[{"path":{"value":"/b","type":"Exact"},"method":"POST","queryParams":[{"type":"Exact","name":"q","value":"1"}],"headers":[{"type":"Exact","name":"x-h","value":"v"}]}]`,
+    ],
+    ["a header without type or value", [{ headers: [{ name: "x-h" }] }], `[{"headers":[{"name":"x-h"}]}]`],
+    ["a header with an empty value", [{ headers: [{ type: "Present", name: "x-h", value: "" }] }], `[{"headers":[{"type":"Present","name":"x-h"}]}]`],
+    ["two matches", [{ method: "GET" }, { method: "PUT" }], `[{"method":"GET"},{"method":"PUT"}]`],
+  ];
+  for (const [name, matches, goJson] of cases) t.is(matchesHash(matches as never), sha(goJson), name);
+});
