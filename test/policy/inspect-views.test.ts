@@ -152,3 +152,25 @@ test("inspect views › matchesHash is Kuma's HashMatches: SHA-256 of the Go JSO
   ];
   for (const [name, matches, goJson] of cases) t.is(matchesHash(matches as never), sha(goJson), name);
 });
+
+test("inspect views › _rules lists inbounds by port and httpMatches by hash", (t) => {
+  // given a Mesh-wide MeshRateLimit, a dataplane whose inbounds are declared 9090 before 8080, and a route with four matches
+  const mrl = parsePolicyText(MRL, undefined, { kumaVersion: "2.14" }).policies;
+  const dp = dpWith([
+    { name: "9090", port: 9090, tags: { "kuma.io/service": "web" } },
+    { name: "8080", port: 8080, tags: { "kuma.io/service": "web" } },
+  ]);
+  const paths = ["/a", "/b", "/c", "/d", "/e"];
+  const route = `type: MeshHTTPRoute\nname: r\nspec: {targetRef: {kind: Mesh}, to: [{targetRef: {kind: MeshService, name: orders}, rules: [${paths.map((p) => `{matches: [{path: {type: PathPrefix, value: "${p}"}}], default: {}}`).join(", ")}]}]}\n`;
+  const policies = [...mrl, ...parsePolicyText(route, undefined, { kumaVersion: "2.14" }).policies];
+  // when the _rules view is computed
+  const view = inspectRules(policies, dp, { kumaVersion: "2.14" });
+  // then the MeshRateLimit's inbound rules come in port order
+  const mrlRule = view.rules.find((r) => r.type === "MeshRateLimit")!;
+  t.deepEqual(mrlRule.inboundRules.map((e) => e.inbound.port), [8080, 9090]);
+  // and every match is listed once, sorted by its hash
+  const hashes = view.httpMatches.map((m) => m.hash);
+  t.is(hashes.length, paths.length);
+  t.deepEqual(hashes, [...hashes].sort());
+  t.deepEqual([...hashes].sort(), paths.map((p) => matchesHash([{ path: { type: "PathPrefix", value: p } }] as never)).sort());
+});
