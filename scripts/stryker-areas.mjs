@@ -75,7 +75,7 @@ export const STRYKER_AREAS = {
       "test/properties/simple-yaml.test.ts", "test/properties/yaml-scan.test.ts", "test/policy/engine-edges.test.ts", "test/policy/mesh-identity-validate.test.ts",
       "test/policy/dataplane-document.test.ts", "test/policy/identity-parsing.test.ts", "test/policy/route-filters.test.ts", "test/policy/duration.test.ts",
       "test/policy/rule-matches-validation.test.ts", "test/policy/resource-documents.test.ts", "test/policy/compact.test.ts", "test/policy/go-template-words.test.ts", "test/policy/simple-yaml-subset.test.ts", "test/policy/yaml-scan-small.test.ts", "test/policy/policy-envelope.test.ts", "test/policy/parse-simple.test.ts", "test/policy/parse-documents.test.ts", "test/policy/issues.test.ts",
-      "test/policy/policy-meta.test.ts", "test/policy/mesh-identity-select.test.ts",
+      "test/policy/policy-meta.test.ts", "test/policy/mesh-identity-select.test.ts", "test/policy/inspect-views.test.ts",
       "test/policy/validate-rules.test.ts", "test/policy/validate-confs.test.ts", "test/policy/validate-route.test.ts", "test/policy/validate-target-ref.test.ts",
       "test/policy/decision-trace.test.ts",
       // the policy engine's views and documents as the control plane serves them (inspect goldens, Dataplane and
