@@ -33,3 +33,13 @@ test("compact › a string cut from a large text is interned as an equal string,
   t.is(strings.intern(text.slice(1000, 1035)), id);
   t.is(strings.intern("abc"), "abc");
 });
+
+test("compact › a string with a lone surrogate (YAML \"\\ud800\") is interned unchanged, short or long", (t) => {
+  // Given strings holding lone high and low surrogates, and a well-formed pair, each cut from a larger text
+  const strings = new StringTable();
+  const text = `${"x".repeat(100)}abcdefghijklmn\ud800|\udc00abcdefghijklmn|pair \ud83d\ude00 abcdefgh|\ud800`;
+  const [loneHigh, loneLow, pair, short] = text.slice(100).split("|");
+  // When interned; then each comes back code unit for code unit, none turned into U+FFFD
+  for (const s of [loneHigh!, loneLow!, pair!, short!]) t.is(strings.intern(s), s, JSON.stringify(s));
+  t.false(strings.intern(loneHigh!).includes("\ufffd"));
+});

@@ -2,6 +2,9 @@
 // of the whole file, and V8 keeps a substring as a view of its parent: one held name would keep a file of
 // 1 000 policies alive. Compacting copies every string once per load and shares repeated ones.
 
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /** Whether intern() copies (see detachNothing). */
 let copyStrings = true;
 
@@ -24,8 +27,10 @@ export class StringTable {
     if (!copyStrings) return s;
     let copy = this.table.get(s);
     if (copy === undefined) {
-      // Short strings are never views (V8 copies substrings under 13 characters); longer ones are re-decoded.
-      copy = s.length < 13 ? s : this.decoder.decode(this.encoder.encode(s));
+      // Short strings are never views (V8 copies substrings under 13 characters); longer ones are re-decoded:
+      // through UTF-8 when they are well-formed, through UTF-16 when they hold a lone surrogate (YAML's "\ud800"),
+      // which UTF-8 would turn into U+FFFD.
+      copy = s.length < 13 ? s : LONE_SURROGATE.test(s) ? Buffer.from(s, "utf16le").toString("utf16le") : this.decoder.decode(this.encoder.encode(s));
       this.table.set(copy, copy);
     }
     return copy;
