@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExecutionContext } from "ava";
-import { startChildSidecar } from "../helpers/child-sidecar.js";
+import { startChildSidecarOnFreePorts } from "../helpers/child-sidecar.js";
 import { sidecarEnv } from "../helpers/sidecar-env.js";
 import { EnvoyExtProcClient } from "../helpers/envoy-ext-proc-client.js";
 import { pollUntil } from "../helpers/poll-until.js";
@@ -63,8 +63,7 @@ export interface SidecarProcess {
 
 /** `meshext sidecar --control-plane URL --dataplane-file envoy/dataplane.yaml ARGS…` (backend-1), once ready. */
 export async function sidecarProcess(t: ExecutionContext, cpUrl: string, args: string[]): Promise<SidecarProcess> {
-  const [grpcPort, adminPort] = [await freePort(), await freePort()];
-  const child = await startChildSidecar(grpcPort, adminPort, ["--control-plane", cpUrl, "--poll-interval", "200ms", "--dataplane-file", DATAPLANE_FILE, ...args]);
+  const { child, grpcPort, adminPort } = await startChildSidecarOnFreePorts(["--control-plane", cpUrl, "--poll-interval", "200ms", "--dataplane-file", DATAPLANE_FILE, ...args]);
   t.teardown(() => stopped(child));
   // Registered before any traffic: pushes for a dataplane the control plane does not know are refused (404).
   await pollUntil("backend-1 registered", async () => (await fetch(`${cpUrl}/meshes/default/dataplanes/backend-1`)).status, (s) => s === 200, 15_000);
