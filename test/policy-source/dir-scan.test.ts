@@ -90,3 +90,28 @@ test("dir scan › given a rejected document without requireValidFirstLoad, when
   t.deepEqual({ ...r, rejected: r.rejected.map((x) => x.name) }, { files: 1, policies: 1, rejected: ["bad"], applied: true });
   t.deepEqual(s.applied.at(-1)?.map((p) => p.name), ["a"]);
 });
+
+for (const incremental of [true, false]) {
+  test(`dir scan › given incremental ${incremental}, when one document of a three-document file is edited, then a rescan parses ${incremental ? "only it" : "every document"}`, async (t) => {
+    const s = setup(t, { incremental });
+    // block style only: the plain YAML subset a file must be in to be read by documents
+    const plain = (name: string, action = "Allow") => `type: MeshTrafficPermission\nmesh: default\nname: ${name}\nspec:\n  targetRef:\n    kind: Mesh\n  from:\n    - targetRef:\n        kind: Mesh\n      default:\n        action: ${action}\n`;
+    s.write("a.yaml", [plain("a"), plain("b"), plain("c")].join("---\n"));
+    await s.source.scan();
+    s.write("a.yaml", [plain("a"), plain("b", "Deny"), plain("c")].join("---\n"));
+    const before = s.logs.length;
+    t.deepEqual(await s.source.scan(), { files: 1, policies: 3, rejected: [], applied: true });
+    t.deepEqual(s.logs.slice(before).filter((l) => l.msg === "policy files read").map((l) => l.obj.documents), [incremental ? 1 : 3]);
+  });
+}
+
+test("dir scan › given deprecated policies, some not selecting this dataplane, when scanned, then the held ones are each warned about with their file and the others only counted", async (t) => {
+  const dataplane = { mesh: "default", name: "dp", proxyType: "Sidecar" as const, inbounds: [{ name: "8080", port: 8080, tags: { "kuma.io/service": "backend" } }] };
+  const s = setup(t, { selectFor: () => dataplane });
+  const onService = (name: string, svc: string) => `type: MeshTrafficPermission\nmesh: default\nname: ${name}\nspec:\n  targetRef: {kind: MeshService, name: ${svc}}\n  from: [{targetRef: {kind: MeshService, name: web}, default: {action: Allow}}]\n`;
+  s.write("a.yaml", [onService("mine", "backend"), onService("other", "svc-x"), onService("third", "svc-y")].join("---\n"));
+  await s.source.scan();
+  const file = join(s.dir, "a.yaml");
+  t.deepEqual(s.logs.filter((l) => l.msg === "policy uses deprecated Kuma fields").map((l) => ({ level: l.level, file: l.obj.file, kind: l.obj.kind, name: l.obj.name })), [{ level: "warn", file, kind: "MeshTrafficPermission", name: "mine" }]);
+  t.deepEqual(s.logs.filter((l) => l.msg.startsWith("policies that cannot select this dataplane")).map((l) => ({ level: l.level, file: l.obj.file, policies: l.obj.policies })), [{ level: "info", file, policies: 2 }]);
+});
