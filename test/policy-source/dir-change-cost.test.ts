@@ -166,3 +166,11 @@ test("combining files › given a held policy whose key a later file drops, or o
   t.is(total, 6, "a, b, c, d, ab, xc");
   t.true(hasLine("x\ny", "y") && hasLine("x\ny", "x") && !hasLine("xy\nyx", "y") && !hasLine("", "y"));
 });
+
+test("combining files › given files that hold the same policy, or drop a held one without a key filter, then the later file's version wins and the total counts each policy once", (t) => {
+  const held = (name: string, version: string) => ({ type: "MeshTrafficPermission", mesh: "default", name, spec: { version }, warnings: [] }) as unknown as Policy;
+  const noFilter = (policies: Policy[], dropped: string[]): FileState => ({ digest: "", stamp: "", settled: true, held: policies, dropped: dropped.join("\n"), droppedCount: dropped.length, resources: [], rejected: [] });
+  const { policies, total } = combine([noFilter([held("a", "1"), held("b", "1")], []), noFilter([], ["MeshTrafficPermission/default/a"]), noFilter([held("b", "2")], [])]);
+  t.deepEqual(policies.map((p) => `${p.name}@${(p.spec as unknown as { version: string }).version}`), ["b@2"], "a: dropped by the second file (it has no filter); b: the third file's");
+  t.is(total, 2, "a and b");
+});

@@ -104,3 +104,50 @@ test("in-place edits › given a read file, when an edited document leaves the p
   const result = await readByDocuments({ file: "p.yaml", text: [docs[0], `# now commented\n${docs[1]}`].join("---\n"), dataplane, digest: documentDigest, pause, prev: { held: first.held, resources: first.resources, documents: first.index, rejected: 0 } });
   t.is(result, undefined);
 });
+
+test("in-place edits › given a held policy edited in place, then it is warned about only when its new version has deprecated fields", async (t) => {
+  const modern = (client: string) => stringify({ type: "MeshTrafficPermission", name: "a", mesh: "default", spec: { targetRef: { kind: "Mesh" }, rules: [{ default: { allow: [{ spiffeID: { type: "Exact", value: `spiffe://default/${client}` } }] } }] } });
+  const docs = [modern("web"), mtp("x", "svc-x")];
+  const first = await read(docs);
+  docs[0] = modern("admin");
+  const clean = await read(docs, first);
+  t.is(clean.parsed, 1);
+  t.is(clean.dropped, undefined, "an in-place edit");
+  t.deepEqual(clean.warnedHeld, [], "no deprecated fields: nothing to warn about");
+  docs[0] = mtp("a", "backend", "admin");
+  const old = await read(docs, first);
+  t.is(old.dropped, undefined, "an in-place edit");
+  t.deepEqual(old.warnedHeld.map((p) => p.name), ["a"]);
+});
+
+test("in-place edits › given a held policy edited in place twice, then each read holds its latest version", async (t) => {
+  const docs = [mtp("a", "backend"), mtp("x", "svc-x")];
+  const first = await read(docs);
+  docs[0] = mtp("a", "backend", "admin");
+  const second = await read(docs, first);
+  docs[0] = mtp("a", "backend", "ops");
+  const third = await read(docs, second);
+  t.is(third.dropped, undefined, "an in-place edit");
+  t.deepEqual(view(third, first.dropped), view(await read(docs)));
+  t.true(JSON.stringify(third.held[0]!.spec).includes("ops"));
+});
+
+test("in-place edits › given a Mesh resource edited in place, then the file is put together in full and the new resource is the one kept", async (t) => {
+  const meshDoc = (mtls: boolean) => `type: Mesh\nname: default\n${mtls ? "mtls:\n  enabledBackend: ca-1\n  backends:\n    - name: ca-1\n      type: builtin\n" : ""}`;
+  const docs = [mtp("a", "backend"), meshDoc(false)];
+  const first = await read(docs);
+  t.deepEqual(first.resources.map((r) => (r as { mtlsEnabled?: boolean }).mtlsEnabled), [false]);
+  docs[1] = meshDoc(true);
+  const second = await read(docs, first);
+  t.deepEqual(second.resources.map((r) => (r as { mtlsEnabled?: boolean }).mtlsEnabled), [true]);
+  t.deepEqual(view(second, first.dropped), view(await read(docs)));
+});
+
+test("in-place edits › given an empty document, when a policy is written into it, then the file is put together in full with the new policy", async (t) => {
+  const docs = [mtp("a", "backend"), ""];
+  const first = await read(docs);
+  docs[1] = mtp("b", "backend");
+  const second = await read(docs, first);
+  t.deepEqual(second.held.map((p) => p.name), ["a", "b"]);
+  t.deepEqual(view(second, first.dropped), view(await read(docs)));
+});
