@@ -123,7 +123,8 @@ test("policy set reader › a set larger than the budget is refused as the budge
   const { reader } = await controlPlane(t, OFFERED, [setReply('"e1"', [mtp("p1"), mtp("p2")])]);
   const err = await fails(reader.read(sig(), syncBudget(64)));
   t.true(err instanceof SyncError);
-  t.regex((err as Error).message, /larger than 64 bytes/);
+  t.is((err as SyncError).reason, "bad_response");
+  t.regex((err as Error).message, /^\/meshes\/default\/dataplanes\/a\/_policy-set: list larger than 64 bytes/);
 });
 
 test("policy set reader › a Dataplane gone (404) means the full lists", async (t) => {
@@ -226,4 +227,11 @@ test("policy set reader › answers relative to a set not held are refused as ba
   t.true(err instanceof SyncError);
   t.is((err as SyncError).reason, "bad_response");
   t.regex((err as Error).message, /_policy-set: an answer relative to a set this sidecar does not hold \("e2"\)/);
+});
+
+test("policy set reader › a named inbound on another port does not read as ours", async (t) => {
+  const named = (port: number) => dpDoc({ networking: { address: "127.0.0.1", inbound: [{ name: "http", port, tags: { "kuma.io/service": "svc-a", version: "v1" } }] } });
+  const { reader } = await controlPlane(t, OFFERED, [setReply('"e1"', [mtp("p1")], named(9090)), setReply('"e2"', [mtp("p1")], named(8080))], { engineDoc: named(8080) });
+  t.is(await reader.read(sig(), budget()), undefined);
+  t.truthy(await reader.read(sig(), budget()));
 });
