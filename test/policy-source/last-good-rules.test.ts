@@ -4,6 +4,7 @@ import test from "ava";
 import { failClosedMesh, FAIL_CLOSED_LABEL, identifies, isFailClosed, keepLastGoodBy, keptLastGoodFor, withFailClosedMeshes } from "../../extproc/policy-source/last-good.js";
 import { mergeResources, nestsDeeperThan, stripVolatile, validateFetched, withoutTooDeepItems } from "../../extproc/policy-source/resource-set.js";
 import { FetchedSet } from "../../extproc/policy-source/fetched-set.js";
+import { ValidationMemo } from "../../extproc/policy-source/validation-memo.js";
 import type { Resource } from "../../extproc/kuma-rest/resources.js";
 
 /** A chain of objects whose deepest object sits at depth `depth` (the root is at 0). */
@@ -195,4 +196,16 @@ test("FetchedSet › the same batch twice gives nothing new, unless forgotten; a
   const again = fetched.next(batch, undefined, sourceOf);
   t.truthy(again);
   t.deepEqual(again!.policies.map((p) => p.name), ["a"]);
+});
+
+test("validateFetched › a policy the memo knows from a round without sources gets its source now", async (t) => {
+  const memo = new ValidationMemo();
+  const p = mtp("p");
+  const texts = [JSON.stringify(p)];
+  // given a round that validated the policy without a source
+  t.is(validateFetched([p], "default", undefined, undefined, { texts, memo }).policies[0]!.source, undefined);
+  // when the next round, answered from the memo, has a source for each policy
+  const set = validateFetched([p], "default", undefined, (item) => `cp:${item.name}`, { texts, memo });
+  // then the policy carries it
+  t.is(set.policies[0]!.source, "cp:p");
 });
