@@ -235,3 +235,31 @@ test("policy set reader › a named inbound on another port does not read as our
   t.is(await reader.read(sig(), budget()), undefined);
   t.truthy(await reader.read(sig(), budget()));
 });
+
+test("policy set reader › an answer relative to the set held leaves the last full answer's texts as those the next full one is read against", async (t) => {
+  const delta = (etag: string, base: string, items: unknown[]): Reply => ({ headers: { etag, "x-meshext-policy-set-base": base }, json: { dataplane: dpDoc(), items } });
+  const { reader } = await controlPlane(t, OFFERED, [
+    setReply('"e1"', [mtp("p1"), mtp("p2")]),
+    delta('"e2"', '"e1"', ["MeshTrafficPermission/p1", mtp("p2", "Deny")]),
+    setReply('"e3"', [mtp("p1"), mtp("p2")]),
+  ]);
+  const full = await reader.read(sig(), budget());
+  // when a long-poll answers relative to it
+  const changed = await reader.waitForChange('"e1"', 1000, sig(), budget());
+  t.deepEqual(changed.set!.items, [mtp("p1"), mtp("p2", "Deny")]);
+  // then a following full answer reuses the objects of the last full answer for the same texts
+  const again = await reader.read(sig(), budget());
+  t.is<unknown, unknown>(again!.items[0], full!.items[0]);
+  t.is<unknown, unknown>(again!.items[1], full!.items[1]);
+});
+
+test("policy set reader › an answer naming an item the set held does not have is refused, naming it", async (t) => {
+  const { reader } = await controlPlane(t, OFFERED, [
+    setReply('"e1"', [mtp("p1")]),
+    { headers: { etag: '"e2"', "x-meshext-policy-set-base": '"e1"' }, json: { dataplane: dpDoc(), items: ["MeshTrafficPermission/ghost"] } },
+  ]);
+  await reader.read(sig(), budget());
+  const err = await fails(reader.waitForChange('"e1"', 1000, sig(), budget()));
+  t.true(err instanceof SyncError);
+  t.regex((err as Error).message, /_policy-set: an answer relative to the set held names MeshTrafficPermission\/ghost, which it does not hold/);
+});
