@@ -90,6 +90,7 @@ test("policy set reader › not offered: the full lists are read and the set end
     ["a null root", { text: "null" }],
     ["a root that is no JSON", { text: "<html>" }],
     ["a root answered 404 even if it lists the feature", { status: 404, json: { features: ["dataplane-policy-set"] } }],
+    ["a root larger than 1 MiB even if it lists the feature", { json: { features: ["dataplane-policy-set"], padding: "x".repeat(1 << 20) } }],
   ];
   for (const [what, root] of cases) {
     const { reader, setRequests, infos } = await controlPlane(t, root, [setReply('"e1"', [mtp("p1")])]);
