@@ -72,6 +72,7 @@ test("keptLastGoodFor › whether a rejected document still has a version in for
     ["no name, nothing in force", { kind: "MeshTrafficPermission" }, new Set(), false],
     ["no kind, nothing in force", { name: "a" }, new Set(), false],
     ["mis-cased, nothing in force", { kind: "mesh", name: "default" }, new Set(), false],
+    ["an exact kind matches its exact key only", { kind: "MeshTrafficPermission", name: "a" }, new Set(["meshtrafficpermission/a"]), false],
   ];
   for (const [what, r, set, want] of cases) t.is(keptLastGoodFor(r, set), want, what);
 });
