@@ -43,7 +43,7 @@ export const STRYKER_AREAS = {
       "test/policy-source/incremental-apply.test.ts", "test/policy-source/kuma-compat.test.ts", "test/policy-source/paced-long-poll.test.ts", "test/policy-source/policy-set-delta.test.ts",
       "test/policy-source/policy-set-source.test.ts", "test/policy-source/sync-budget.test.ts", "test/policy-source/mesh-identity-lists.test.ts",
       "test/policy-source/from-config.test.ts", "test/policy-source/dataplane-file-watch.test.ts", "test/policy-source/in-place-edits.test.ts", "test/policy-source/backoff.test.ts", "test/policy-source/cache-file.test.ts", "test/policy-source/http-rejected.test.ts",
-      "test/properties/json-slices.test.ts", "test/policy-source/json-slices-cases.test.ts", "test/policy-source/policy-file.test.ts", "test/policy-source/parse-in-worker.test.ts", "test/policy-source/document-items.test.ts", "test/policy-source/file-documents.test.ts", "test/policy-source/dir-scan.test.ts",
+      "test/properties/json-slices.test.ts", "test/policy-source/json-slices-cases.test.ts", "test/policy-source/policy-file.test.ts", "test/policy-source/parse-in-worker.test.ts", "test/policy-source/document-items.test.ts", "test/policy-source/file-documents.test.ts", "test/policy-source/dir-scan.test.ts", "test/policy-source/last-good-rules.test.ts", "test/policy-source/policy-set-reader.test.ts",
     ],
   },
   "control-plane": {
