@@ -42,7 +42,7 @@ export const STRYKER_AREAS = {
       "test/policy-source/dir-change-cost.test.ts", "test/policy-source/dir-rescan-reads.test.ts", "test/policy-source/engine-e2e.test.ts", "test/policy-source/ghost-dataplane.test.ts",
       "test/policy-source/incremental-apply.test.ts", "test/policy-source/kuma-compat.test.ts", "test/policy-source/paced-long-poll.test.ts", "test/policy-source/policy-set-delta.test.ts",
       "test/policy-source/policy-set-source.test.ts", "test/policy-source/sync-budget.test.ts", "test/policy-source/mesh-identity-lists.test.ts",
-      "test/policy-source/from-config.test.ts", "test/policy-source/dataplane-file-watch.test.ts", "test/policy-source/in-place-edits.test.ts", "test/policy-source/backoff.test.ts", "test/policy-source/key-filter.test.ts", "test/policy-source/kuma-client.test.ts", "test/policy-source/http-source-status.test.ts", "test/policy-source/cache-file.test.ts", "test/policy-source/http-rejected.test.ts",
+      "test/policy-source/from-config.test.ts", "test/policy-source/dataplane-file-watch.test.ts", "test/policy-source/in-place-edits.test.ts", "test/policy-source/backoff.test.ts", "test/policy-source/key-filter.test.ts", "test/policy-source/kuma-client.test.ts", "test/policy-source/http-source-status.test.ts", "test/policy-source/http-get.test.ts", "test/policy-source/cache-file.test.ts", "test/policy-source/http-rejected.test.ts",
       "test/properties/json-slices.test.ts",
     ],
   },
