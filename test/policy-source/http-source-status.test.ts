@@ -4,6 +4,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { sourceFor } from "./harness.js";
 import { serveJson } from "./fixtures.js";
+import { SYNC_ERROR_REASONS } from "../../extproc/policy-source/metrics.js";
 
 test("http source status › given a source never started, then it is not halted, polls, and has nothing rejected", (t) => {
   const { source } = sourceFor("http://127.0.0.1:9");
@@ -43,4 +44,10 @@ test("http source status › given a 429 with Retry-After longer than the backof
   t.is(syncs.length, 3);
   const waited = syncs[2]! - syncs[1]!;
   t.true(waited >= 950, `retried after ${waited} ms (backoff 50–200 ms, Retry-After 1 s)`);
+});
+
+test("http source status › given a source just built, then every sync error reason is already exported at 0", async (t) => {
+  const { registry } = sourceFor("http://127.0.0.1:9");
+  const values = (await registry.getSingleMetric("meshext_control_plane_sync_errors_total")!.get()).values;
+  t.deepEqual(values.map((v) => [v.labels.reason, v.value]).sort(), SYNC_ERROR_REASONS.map((r) => [r, 0]).sort());
 });
