@@ -77,3 +77,15 @@ test("retry-after › given an HTTP date, then the time until it, never negative
   const ms = retryAfterMs(soon)!;
   t.true(ms > 55_000 && ms <= 60_000, `${ms}`);
 });
+
+test("retry-after › given a value that is no sane delay (negative, infinite) or zero written otherwise, then never a negative or endless wait", (t) => {
+  const cases: Array<[string, number | undefined, string]> = [
+    ["0.0", 0, "zero seconds written with a fraction is still no wait"],
+    ["Infinity", undefined, "an endless delay is no number of seconds"],
+  ];
+  for (const [header, want, why] of cases) t.is(retryAfterMs(header), want, why);
+  for (const header of ["-5", "-1"]) {
+    const ms = retryAfterMs(header);
+    t.true(ms === undefined || ms >= 0, `${header}: never a negative wait (${ms})`);
+  }
+});

@@ -173,3 +173,11 @@ test("dataplane-client › given a draining dataplane the control plane forgot, 
   await client.register();
   t.deepEqual(cp.seen.slice(after), [], "register() after deregister() sends nothing");
 });
+
+test("dataplane client › given labels on the identity, then the registered resource carries them; given none, then it has no labels field", (t) => {
+  const labelled = createDataplaneClient({ baseUrl: "http://127.0.0.1:9", dataplane: { ...identity, labels: { team: "shop" } }, heartbeatIntervalMs: 1000, log: silentLogger() });
+  t.deepEqual(labelled.resource().labels, { team: "shop" });
+  const bare = createDataplaneClient({ baseUrl: "http://127.0.0.1:9", dataplane: identity, heartbeatIntervalMs: 1000, log: silentLogger() }).resource();
+  t.false("labels" in bare);
+  t.deepEqual(bare.networking, { address: "127.0.0.1", inbound: [{ port: (bare.networking as { inbound: Array<{ port: number }> }).inbound[0]!.port, tags: identity.tags }] });
+});

@@ -73,3 +73,19 @@ test("paced long-poll › given rounds answered at once, then 304s back off to t
   t.is(changed.after(5000, "unchanged"), 0);
   t.is(changed.after(2, "changed"), 0);
 });
+
+test("paced long-poll › given fast failures, then they are never paced (the backoff waits) and they reset the count of immediate rounds", (t) => {
+  const pace = new WatchPace();
+  t.deepEqual(Array.from({ length: 5 }, () => pace.after(2, "failed")), [0, 0, 0, 0, 0], "failures alone are not paced");
+  t.is(pace.after(2, "unchanged"), 0, "the first immediate round after failures is the first in a row");
+  t.is(pace.after(2, "unchanged"), 100);
+  t.is(pace.after(2, "failed"), 0);
+  t.is(pace.after(2, "unchanged"), 0, "a failure reset the count");
+});
+
+test("paced long-poll › given rounds that took exactly IMMEDIATE_ROUND_MS, then they count as held and are never paced", (t) => {
+  const pace = new WatchPace();
+  t.deepEqual(Array.from({ length: 4 }, () => pace.after(IMMEDIATE_ROUND_MS, "unchanged")), [0, 0, 0, 0]);
+  t.is(pace.after(IMMEDIATE_ROUND_MS - 1, "unchanged"), 0);
+  t.is(pace.after(IMMEDIATE_ROUND_MS - 1, "unchanged"), 100, "just under the limit is immediate");
+});
