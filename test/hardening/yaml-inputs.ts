@@ -30,3 +30,12 @@ export const ALIAS_BOMB = [
   "x7: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]",
   "spec: {containers: [{name: app, image: app}], x: *g}",
 ].join("\n");
+
+/** What `meshext inject` must refuse as [input_invalid]: the alias bomb and four of the deep inputs. */
+export const injectInputs = (): Record<string, string> => ({
+  "alias bomb": ALIAS_BOMB,
+  "deep compact sequences": DEEP["compact sequences (- - - …)"]!,
+  "deep indentation": DEEP["indentation, one level per line"]!,
+  "deep sequences after a `'` line in a block scalar": DEEP["deep sequences after a `'` line in a block scalar"]!,
+  "error recovery nesting": DEEP["invalid YAML that error recovery nests (? then a multi-line quoted key, repeated)"]!,
+});

@@ -6,19 +6,12 @@ import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import test from "ava";
 import { tempDir } from "../control-plane/helpers.js";
-import { ALIAS_BOMB, DEEP } from "./yaml-inputs.js";
+import { DEEP, injectInputs } from "./yaml-inputs.js";
 
 const CLI = fileURLToPath(new URL("../../extproc/cli.js", import.meta.url));
 
 test("yaml limits › meshext inject: alias bombs and deep input give the one-line [input_invalid] error", (t) => {
-  const inputs = {
-    "alias bomb": ALIAS_BOMB,
-    "deep compact sequences": DEEP["compact sequences (- - - …)"]!,
-    "deep indentation": DEEP["indentation, one level per line"]!,
-    "deep sequences after a `'` line in a block scalar": DEEP["deep sequences after a `'` line in a block scalar"]!,
-    "error recovery nesting": DEEP["invalid YAML that error recovery nests (? then a multi-line quoted key, repeated)"]!,
-  };
-  for (const [what, input] of Object.entries(inputs)) {
+  for (const [what, input] of Object.entries(injectInputs())) {
     const r = spawnSync(process.execPath, [CLI, "inject"], { input, encoding: "utf8", env: { PATH: process.env.PATH ?? "" }, timeout: 20_000 });
     t.is(r.status, 1, what);
     t.is(r.stdout, "", what);

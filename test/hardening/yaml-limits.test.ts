@@ -9,7 +9,7 @@ import { SIDECAR_FLAGS } from "../../extproc/config/sidecar.js";
 import { parseInput } from "../../extproc/inject/document.js";
 import { parsePolicyText } from "../../extproc/policy/documents/parse.js";
 import { call, startTestControlPlane, tempDir } from "../control-plane/helpers.js";
-import { ALIAS_BOMB, DEEP, MIB } from "./yaml-inputs.js";
+import { DEEP, injectInputs, MIB } from "./yaml-inputs.js";
 
 test("yaml limits › control plane: every deep body up to the size limit is a 400 naming the limit", async (t) => {
   const dir = await tempDir();
@@ -62,14 +62,7 @@ test("yaml limits › policy files: deep documents are rejected with a violation
 
 test("yaml limits › inject's input reader: alias bombs and deep input are refused with a message, never a throw", (t) => {
   // given the inputs `meshext inject` refuses as [input_invalid]; when its reader reads each; then it refuses it, naming why
-  const inputs = {
-    "alias bomb": ALIAS_BOMB,
-    "deep compact sequences": DEEP["compact sequences (- - - …)"]!,
-    "deep indentation": DEEP["indentation, one level per line"]!,
-    "deep sequences after a `'` line in a block scalar": DEEP["deep sequences after a `'` line in a block scalar"]!,
-    "error recovery nesting": DEEP["invalid YAML that error recovery nests (? then a multi-line quoted key, repeated)"]!,
-  };
-  for (const [what, input] of Object.entries(inputs)) {
+  for (const [what, input] of Object.entries(injectInputs())) {
     const result = parseInput(input);
     t.false(result.ok, what);
     t.regex(result.ok ? "" : result.message, /^input (nests deeper than 64 levels|has more than \d+ nodes|document 1 cannot be read: .*[Aa]lias)/, what);
