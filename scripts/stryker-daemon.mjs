@@ -188,7 +188,6 @@ server.listen(socketPath, () => say(`area ${area}: ${concurrency} workers, liste
 tcp.listen(0, "127.0.0.1", () => {
   writeFileSync(`${PORT_FILE}.tmp`, String(tcp.address().port));
   renameSync(`${PORT_FILE}.tmp`, PORT_FILE); // whole or absent for a reader
-
   say(`and on 127.0.0.1:${tcp.address().port}`);
 });
 
