@@ -119,6 +119,8 @@ test("rotating file › given a FIFO whose reader is slower than the writer, whe
   const out = fifo + ".out";
   // that waits half a second before reading, so the 64 KiB pipe fills and the writer meets EAGAIN
   const reader = spawn("sh", ["-c", `exec 3<"${fifo}"; sleep 0.5; exec cat <&3 > "${out}"`], { stdio: "ignore" });
+  // listened for from the start: cat can exit while the sink is still closing, before a later listener exists
+  const readerExited = new Promise((r) => reader.once("exit", r));
   t.teardown(() => void reader.kill("SIGKILL"));
   const sink = new RotatingFileSink(fifo, 1 << 30, 1, () => {});
   const deadline = Date.now() + 5000;
@@ -136,7 +138,7 @@ test("rotating file › given a FIFO whose reader is slower than the writer, whe
   t.is(chunk.length, 1 << 20);
   await sink.write(chunk);
   await sink.close();
-  await new Promise((r) => reader.once("exit", r));
+  await readerExited;
   // Then the reader got every byte, in order
   t.true(readFileSync(out).equals(chunk));
 });
