@@ -170,13 +170,23 @@ export const READERS_BUDGET_MS = 2000;
 /**
  * The quickest tests that reach any mutant of `source` at run time, fastest first, while their unmutated times add up
  * to at most `budgetMs`: a file's own unit tests are its quickest readers, and they check its tables and constants
- * where a cover of broad tests may only run through them.
+ * where a cover of broad tests may only run through them. Kept per map, file and budget, as fileCover is.
  * @param {ReturnType<typeof coverageMap>} map
  * @param {Record<string, string>} files mutant id → source file
  * @param {string | undefined} source
  */
 export function fileReaders(map, files, source, budgetMs = READERS_BUDGET_MS) {
   if (source === undefined) return [];
+  if (!readersOf.has(map)) readersOf.set(map, new Map());
+  const known = readersOf.get(map);
+  const key = `${budgetMs}:${source}`;
+  if (!known.has(key)) known.set(key, quickestReaders(map, files, source, budgetMs));
+  return known.get(key);
+}
+
+const readersOf = new WeakMap(); // map → Map(budget:source → its readers): the daemon asks per mutant
+
+function quickestReaders(map, files, source, budgetMs) {
   const reaching = new Set();
   for (const [id, m] of Object.entries(map.mutants)) if (files[id] === source) for (const t of m.tests) reaching.add(t);
   const out = [];
