@@ -218,10 +218,13 @@ test("policy set reader › a long-poll answered with an error status is refused
   t.regex((err as Error).message, /GET \/meshes\/default\/dataplanes\/a\/_policy-set \(watch\)/);
 });
 
+/** A long-poll answer relative to the set `base`: item texts, or `Kind/name` for an item kept from it. */
+const delta = (etag: string, base: string, items: unknown[]): Reply => ({ headers: { etag, "x-meshext-policy-set-base": base }, json: { dataplane: dpDoc(), items } });
+
 test("policy set reader › answers relative to a set not held are refused as bad responses", async (t) => {
   const { reader } = await controlPlane(t, OFFERED, [
     setReply('"e1"', [mtp("p1")]),
-    { headers: { etag: '"e3"', "x-meshext-policy-set-base": '"e2"' }, json: { dataplane: dpDoc(), items: ["MeshTrafficPermission/p1"] } },
+    delta('"e3"', '"e2"', ["MeshTrafficPermission/p1"]),
   ]);
   await reader.read(sig(), budget());
   const err = await fails(reader.waitForChange('"e1"', 1000, sig(), budget()));
@@ -238,7 +241,6 @@ test("policy set reader › a named inbound on another port does not read as our
 });
 
 test("policy set reader › an answer relative to the set held leaves the last full answer's texts as those the next full one is read against", async (t) => {
-  const delta = (etag: string, base: string, items: unknown[]): Reply => ({ headers: { etag, "x-meshext-policy-set-base": base }, json: { dataplane: dpDoc(), items } });
   const { reader } = await controlPlane(t, OFFERED, [
     setReply('"e1"', [mtp("p1"), mtp("p2")]),
     delta('"e2"', '"e1"', ["MeshTrafficPermission/p1", mtp("p2", "Deny")]),
@@ -257,7 +259,7 @@ test("policy set reader › an answer relative to the set held leaves the last f
 test("policy set reader › an answer naming an item the set held does not have is refused, naming it", async (t) => {
   const { reader } = await controlPlane(t, OFFERED, [
     setReply('"e1"', [mtp("p1")]),
-    { headers: { etag: '"e2"', "x-meshext-policy-set-base": '"e1"' }, json: { dataplane: dpDoc(), items: ["MeshTrafficPermission/ghost"] } },
+    delta('"e2"', '"e1"', ["MeshTrafficPermission/ghost"]),
   ]);
   await reader.read(sig(), budget());
   const err = await fails(reader.waitForChange('"e1"', 1000, sig(), budget()));
