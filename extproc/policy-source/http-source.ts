@@ -84,7 +84,7 @@ export class HttpPolicySource implements PolicySource {
 
   private async run(initialEtags: Map<string, string> | null | undefined): Promise<void> {
     let etags = initialEtags;
-    if (etags === undefined && !this.status.halted) await this.sleep(this.backoff.next());
+    if (etags === undefined && !this.status.halted) await this.sleep(this.retryDelay());
     while (!this.stopped && !this.status.halted) {
       if (etags === undefined) {
         etags = await this.syncOnce();

@@ -24,27 +24,36 @@ test("http source status › given a successful sync, then the set is applied as
   t.true(seconds >= Math.floor(before / 1000) && seconds <= Date.now() / 1000 + 1, `${seconds}`);
 });
 
-test("http source status › given a 429 with Retry-After longer than the backoff, when a retried sync fails, then the next try waits for Retry-After", async (t) => {
+/** A control plane that answers its first `failures` syncs with 429 and Retry-After: 1, then empty lists; the start time of each sync. */
+async function rateLimitedFirst(t: import("ava").ExecutionContext, failures: number) {
   // Each sync reads the same lists; the first path requested marks the start of a sync.
   let firstPath: string | undefined;
   const syncs: number[] = [];
   const server = createServer((req, res) => {
     firstPath ??= req.url;
     if (req.url === firstPath) syncs.push(Date.now());
-    if (syncs.length <= 2) res.writeHead(429, { "retry-after": "1" }).end();
+    if (syncs.length <= failures) res.writeHead(429, { "retry-after": "1" }).end();
     else res.writeHead(200, { "content-type": "application/json" }).end('{"total": 0, "items": [], "next": null}');
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   t.teardown(() => { server.closeAllConnections(); server.close(); });
-  const { source, applied } = sourceFor(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-  t.teardown(() => source.stop());
-  await source.start();
-  t.is(source.status.lastError?.reason, "rate_limited");
-  while (applied.length === 0) await new Promise((r) => setTimeout(r, 20));
-  t.is(syncs.length, 3);
-  const waited = syncs[2]! - syncs[1]!;
-  t.true(waited >= 950, `retried after ${waited} ms (backoff 50–200 ms, Retry-After 1 s)`);
-});
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, syncs };
+}
+
+for (const failures of [1, 2]) {
+  const which = failures === 1 ? "the first sync" : "a retried sync";
+  test(`http source status › given a 429 with Retry-After longer than the backoff, when ${which} fails, then the next try waits for Retry-After`, async (t) => {
+    const cp = await rateLimitedFirst(t, failures);
+    const { source, applied } = sourceFor(cp.url);
+    t.teardown(() => source.stop());
+    await source.start();
+    t.is(source.status.lastError?.reason, "rate_limited");
+    while (applied.length === 0) await new Promise((r) => setTimeout(r, 20));
+    t.is(cp.syncs.length, failures + 1);
+    const waited = cp.syncs[failures]! - cp.syncs[failures - 1]!;
+    t.true(waited >= 950, `retried after ${waited} ms (backoff 50–200 ms, Retry-After 1 s)`);
+  });
+}
 
 test("http source status › given a source just built, then every sync error reason is already exported at 0", async (t) => {
   const { registry } = sourceFor("http://127.0.0.1:9");
