@@ -149,9 +149,21 @@ test("dir source scan › given a scan in progress, when the source is stopped, 
   s.write("a.yaml", mtp("a"));
   const scanning = s.source.scan();
   await s.source.stop();
-  t.true((await scanning).applied, "the scan found a set to apply");
-  t.deepEqual(s.applied, [], "but a stopped source hands nothing over");
+  await scanning;
+  t.deepEqual(s.applied, [], "a stopped source hands nothing over");
   t.false(s.source.loaded);
+});
+
+test("dir source scan › given a change that stop kept from being applied, when the stopped source rescans its unchanged settled files, then nothing is reported applied", async (t) => {
+  const s = setup(t);
+  s.write("a.yaml", mtp("a"), true);
+  await s.source.scan();
+  s.write("a.yaml", mtp("a", "Deny"), true);
+  const scanning = s.source.scan();
+  await s.source.stop();
+  await scanning;
+  t.deepEqual(await s.source.scan(), { files: 1, policies: 1, rejected: [], applied: false });
+  t.deepEqual(s.applied.map((a) => a.actions), [["a:Allow"]]);
 });
 
 test("dir source scan › given a dangling symlink and a file whose read fails, when scanned, then each is logged, the rest applied, and the files keep their previous policies", async (t) => {
