@@ -112,15 +112,18 @@ test("drain › envoy admin: a 5xx is asked again and can succeed; a 3xx or 4xx 
 });
 
 test("drain › envoy admin: retries pause the backoff, doubled each time, and not after the last attempt", async (t) => {
-  const { envoy, client } = await setup(t, { attempts: 3, backoffMs: 150, callTimeoutMs: 5000 });
+  // A backoff long enough that a loaded machine's timer lateness (up to ~200 ms seen) cannot pass for a doubling:
+  // the pauses are 300 ms then 600 ms, and a pause after the third attempt would be 1 200 ms.
+  const backoffMs = 300;
+  const { envoy, client } = await setup(t, { attempts: 3, backoffMs, callTimeoutMs: 5000 });
   envoy.mode = "fail";
   const t0 = Date.now();
   await t.throwsAsync(() => client.failHealthchecks(), { message: /HTTP 503: unavailable$/ });
   const elapsedMs = Date.now() - t0;
   const [first, second, third] = envoy.calls.map((c) => c.atMs);
-  t.true(second! - first! >= 140 && second! - first! < 290, `first pause ${second! - first!} ms`);
-  t.true(third! - second! >= 290, `second pause ${third! - second!} ms`);
-  t.true(elapsedMs < third! - t0 + 140, `no pause after the last attempt (${elapsedMs - (third! - t0)} ms after it)`);
+  t.true(second! - first! >= backoffMs - 10 && second! - first! < 2 * backoffMs - 10, `first pause ${second! - first!} ms`);
+  t.true(third! - second! >= 2 * backoffMs - 10, `second pause ${third! - second!} ms`);
+  t.true(elapsedMs < third! - t0 + 2 * backoffMs, `no pause after the last attempt (${elapsedMs - (third! - t0)} ms after it)`);
 });
 
 test("drain › envoy admin: a pause longer than the call's deadline is cut to it, and no attempt starts past it", async (t) => {
