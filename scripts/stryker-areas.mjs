@@ -92,6 +92,7 @@ export const STRYKER_AREAS = {
       "test/config/security-defaults.test.ts",
       "test/policy/inbound-steps.test.ts", "test/policy/engine-reload.test.ts", "test/policy/engine-answers.test.ts",
       "test/policy/identity-xfcc.test.ts", "test/policy/mtp-outcomes.test.ts", "test/policy/outbound-decide.test.ts", "test/policy/route-filters-edges.test.ts",
+      "test/policy/rules-layers.test.ts",
     ],
   },
 };
