@@ -91,6 +91,9 @@ export const STRYKER_AREAS = {
       "test/control-plane/inspect.test.ts", "test/control-plane/dataplanes.test.ts", "test/control-plane/mesh-identity.test.ts", "test/transport/processor.test.ts",
       "test/properties/request-processor.test.ts", "test/policy/selection-sidecar.test.ts", "test/policy/first-load-rejections.test.ts", "test/decision-log/recorder.test.ts",
       "test/config/security-defaults.test.ts",
+      "test/policy/inbound-steps.test.ts", "test/policy/engine-reload.test.ts", "test/policy/engine-answers.test.ts",
+      "test/policy/identity-xfcc.test.ts", "test/policy/mtp-outcomes.test.ts", "test/policy/outbound-decide.test.ts", "test/policy/route-filters-edges.test.ts",
+      "test/policy/rules-layers.test.ts",
     ],
   },
 };
