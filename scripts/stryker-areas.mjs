@@ -94,6 +94,7 @@ export const STRYKER_AREAS = {
       "test/policy/inbound-steps.test.ts", "test/policy/engine-reload.test.ts", "test/policy/engine-answers.test.ts",
       "test/policy/identity-xfcc.test.ts", "test/policy/mtp-outcomes.test.ts", "test/policy/outbound-decide.test.ts", "test/policy/route-filters-edges.test.ts",
       "test/policy/rules-layers.test.ts",
+      "test/policy/go-template-grammar.test.ts", "test/policy/policy-set.test.ts",
     ],
   },
 };

@@ -6,6 +6,8 @@
 const FUNCTIONS = new Set(["and", "call", "html", "index", "slice", "js", "len", "not", "or", "print", "printf", "println", "urlquery", "eq", "ge", "gt", "le", "lt", "ne", "label"]);
 const OPENERS = new Set(["if", "range", "with", "define", "block"]);
 const KEYWORDS = new Set([...OPENERS, "else", "end", "template", "break", "continue", "nil", "true", "false"]);
+/** The keywords that are values (operands) rather than parts of an action's grammar. */
+const CONSTANTS = new Set(["nil", "true", "false"]);
 
 /** The parse error Go reports for `text` (as `template: :LINE: message`), or undefined when it parses. */
 export function goTemplateError(text: string): string | undefined {
@@ -15,6 +17,16 @@ export function goTemplateError(text: string): string | undefined {
     const start = text.indexOf("{{", pos);
     if (start < 0) break;
     const line = lineOf(text, start);
+    // a comment starts right after the delimiter (and its trim marker) and ends at `*/` and the closing delimiter
+    const after = text.startsWith("- ", start + 2) ? start + 4 : start + 2;
+    if (text.startsWith("/*", after)) {
+      const close = text.indexOf("*/", after + 2);
+      if (close < 0) return `template: :${line}: unclosed comment`;
+      const closed = text.startsWith("}}", close + 2) ? close + 4 : text.startsWith(" -}}", close + 2) ? close + 6 : -1;
+      if (closed < 0) return `template: :${line}: comment ends before closing delimiter`;
+      pos = closed;
+      continue;
+    }
     const end = actionEnd(text, start + 2);
     if (end === UNTERMINATED) return `template: :${line}: unterminated quoted string`;
     if (end < 0) return `template: :${line}: unclosed action`;
@@ -23,10 +35,6 @@ export function goTemplateError(text: string): string | undefined {
     if (body.endsWith(" -")) body = body.slice(0, -1);
     pos = end + 2;
     const trimmed = body.trim();
-    if (trimmed.startsWith("/*")) {
-      if (!trimmed.endsWith("*/")) return `template: :${line}: unclosed comment`;
-      continue;
-    }
     const words = tokens(trimmed);
     if (typeof words === "string") return `template: :${line}: ${words}`;
     const keyword = words[0];
@@ -39,9 +47,14 @@ export function goTemplateError(text: string): string | undefined {
       continue;
     }
     if (keyword !== undefined && OPENERS.has(keyword)) open.push(keyword);
-    const pipeline = keyword !== undefined && KEYWORDS.has(keyword) && keyword !== "nil" && keyword !== "true" && keyword !== "false" ? words.slice(1) : words;
-    if (keyword === "break" || keyword === "continue" || keyword === "template" || keyword === "define" || keyword === "block") continue;
-    const problem = pipelineError(pipeline);
+    if (keyword === "break" || keyword === "continue") continue;
+    // define and block name a template first (define takes nothing more); template's name is a string, never an error
+    const named = keyword === "define" || keyword === "block";
+    const control = keyword !== undefined && KEYWORDS.has(keyword) && !CONSTANTS.has(keyword);
+    const pipeline = words.slice(named ? 2 : control ? 1 : 0);
+    if (keyword === "define" && pipeline.length > 0) return `template: :${line}: unexpected ${operandName(pipeline[0]!)} in define clause`;
+    if (keyword === "define") continue;
+    const problem = pipelineError(pipeline, control ? keyword! : "command");
     if (problem) return `template: :${line}: ${problem}`;
   }
   if (open.length > 0) return `template: :${lineOf(text, text.length)}: unexpected EOF`;
@@ -91,9 +104,11 @@ function tokens(body: string): string[] | string {
       if (close < 0) return "unterminated quoted string";
       out.push(body.slice(i, close + 1));
       i = close + 1;
+    } else if (c === "{" || c === "}") {
+      return `unrecognized character in action: U+007${c === "{" ? "B" : "D"} '${c}'`;
     } else {
       let j = i;
-      while (j < body.length && !/[\s|()"`]/.test(body[j]!)) j++;
+      while (j < body.length && !/[\s|()"`{}]/.test(body[j]!)) j++;
       out.push(body.slice(i, j));
       i = j;
     }
@@ -101,23 +116,32 @@ function tokens(body: string): string[] | string {
   return out;
 }
 
-/** Go's checks on a pipeline: no empty command, every stage after the first executable, functions defined. */
-function pipelineError(words: string[]): string | undefined {
+/** Go's checks on a pipeline (`context`: the keyword it follows, or "command"): no empty command, no keyword as an
+ * operand, every stage after the first executable, functions defined. */
+function pipelineError(words: string[], context: string): string | undefined {
   const stages: string[][] = [[]];
   for (const w of words) {
     if (w === "|") stages.push([]);
     else if (w !== "(" && w !== ")") stages[stages.length - 1]!.push(w);
   }
-  if (stages.length === 1 && stages[0]!.length === 0) return "missing value for command";
+  if (stages.length === 1 && stages[0]!.length === 0) return `missing value for ${context}`;
   for (let s = 0; s < stages.length; s++) {
     const stage = stages[s]!;
     if (stage.length === 0) return "missing value for command";
     for (const w of stage) {
-      if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(w) && !FUNCTIONS.has(w) && !KEYWORDS.has(w)) return `function "${w}" not defined`;
+      if (KEYWORDS.has(w) && !CONSTANTS.has(w)) return `unexpected ${operandName(w)} in operand`;
+      // a name, or a name followed by a field chain (`label.Zone`): Go looks the name up as a function
+      const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(w)?.[0];
+      if (name !== undefined && !FUNCTIONS.has(name) && !CONSTANTS.has(name)) return `function "${name}" not defined`;
     }
     if (s > 0 && !isExecutable(stage[0]!)) return `non executable command in pipeline stage ${s + 1}`;
   }
   return undefined;
+}
+
+/** A word as Go's parser names it in an error: a keyword in angle brackets, anything else quoted. */
+function operandName(word: string): string {
+  return KEYWORDS.has(word) && !CONSTANTS.has(word) ? `<${word}>` : JSON.stringify(word);
 }
 
 /** A command that can take piped input: a function, a field or method chain, or a variable. */
