@@ -23,6 +23,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { mutateFor, STRYKER_AREAS } from "./stryker-areas.mjs";
 import { reclassifyUncovered } from "./stryker-coverage.mjs";
+import { totalLine } from "./stryker-total.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const REPORTS = join(ROOT, "mutation-reports", "stryker");
@@ -169,6 +170,8 @@ function writeSummary(results) {
     "| area | mutants | killed | survived | no coverage | equivalent | score | s | run |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...ordered,
+    "",
+    totalLine(ordered),
     "",
     NOTES,
     previousNotes(text),

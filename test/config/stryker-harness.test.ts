@@ -191,3 +191,11 @@ test("stryker harness › a lazy worker imports a test file only when one of its
   worker.send({ id: 3, mutant: "1", tests: ["test/second.test.ts › three"], hitLimit: 10_000, timeoutsMs: [5000] });
   t.like(await next(), { id: 3, error: "unknown test ids: test/second.test.ts › three" });
 });
+
+test("stryker summary › the line under the table sums the rows: mutants, killed, equivalent, the score of what is scored, seconds", async (t) => {
+  // given two rows as the table writes them
+  const { totalLine } = (await import(pathToFileURL(join(SCRIPTS, "stryker-total.mjs")).href)) as { totalLine: (rows: string[]) => string };
+  const rows = ["| admin | 175 | 171 | 1 | 0 | 3 | 99.4 % | 117 | full at 04222fc |", "| drain | 804 | 748 | 51 | 0 | 5 | 93.6 % | 489 | full at c0f729a |"];
+  // when summed; then the score is the killed of all non-equivalent mutants, and the seconds are added
+  t.is(totalLine(rows), "All 2 areas: 979 mutants, 919 killed, 8 equivalent, 94.6 %; 606 s (10.1 min) summed over the rows.");
+});
