@@ -91,6 +91,7 @@ export const STRYKER_AREAS = {
       "test/properties/request-processor.test.ts", "test/policy/selection-sidecar.test.ts", "test/policy/first-load-rejections.test.ts", "test/decision-log/recorder.test.ts",
       "test/config/security-defaults.test.ts",
       "test/policy/routes-plan.test.ts",
+      "test/policy/inbound-rules.test.ts",
     ],
   },
 };
