@@ -92,6 +92,7 @@ export const STRYKER_AREAS = {
       "test/config/security-defaults.test.ts",
       "test/policy/routes-plan.test.ts",
       "test/policy/inbound-rules.test.ts",
+      "test/policy/from-items.test.ts",
     ],
   },
 };
