@@ -93,6 +93,7 @@ export const STRYKER_AREAS = {
       "test/policy/routes-plan.test.ts",
       "test/policy/inbound-rules.test.ts",
       "test/policy/from-items.test.ts",
+      "test/policy/subset-groups.test.ts", "test/policy/rules.test.ts",
     ],
   },
 };

@@ -18,6 +18,10 @@ function client(...tags: [string, ...string[]][]): TagSet {
 }
 
 const COMPONENTS = { cliques: false, intersectFixed: true };
+
+let calls = 0;
+/** A key prefix new to this process: cliques are memoized by their subsets' text (for a warm mutation worker's life too). */
+const freshPrefix = () => `f${++calls}.${Math.random().toString(36).slice(2)}.`;
 const positives = (plan: FromPlan, c: TagSet) => matchFrom(plan, c).map((m) => [...m.positives]);
 
 test("given a single-valued client, when matched, then its one region holds exactly its mentioned tags", (t) => {
@@ -42,15 +46,18 @@ test("given a client whose values make more than 256 regions, when matched, then
 });
 
 test("given a path of subsets a–b–c grouped as cliques, when a client in both cliques is matched, then it gets one region per clique", (t) => {
-  const plan = buildFromPlan("MeshTrafficPermission", [fromPolicy("p", { a: "1", b: "1" }, { a: "1" }, { a: "1", b: "2" })], { cliques: true, intersectFixed: true });
-  t.deepEqual(positives(plan, client(["a", "1"], ["b", "1"])), [[["a", "1"], ["b", "1"]], [["a", "1"]]]);
+  const [a, b] = [`${freshPrefix()}a`, `${freshPrefix()}b`];
+  const plan = buildFromPlan("MeshTrafficPermission", [fromPolicy("p", { [a]: "1", [b]: "1" }, { [a]: "1" }, { [a]: "1", [b]: "2" })], { cliques: true, intersectFixed: true });
+  t.deepEqual(positives(plan, client([a, "1"], [b, "1"])), [[[a, "1"], [b, "1"]], [[a, "1"]]]);
 });
 
 test("given a clique whose items name two values of one key (before #12340), when a client with one of them is matched, then its region has both tags", (t) => {
-  const plan = buildFromPlan("MeshTrafficPermission", [fromPolicy("p", { k: "1", j: "1" }, { m: "1", j: "2" })], { cliques: true, intersectFixed: false });
-  const [m, ...rest] = matchFrom(plan, client(["k", "1"], ["j", "1"]));
+  const u = freshPrefix();
+  const [k, j] = [`${u}k`, `${u}j`];
+  const plan = buildFromPlan("MeshTrafficPermission", [fromPolicy("p", { [k]: "1", [j]: "1" }, { [`${u}m`]: "1", [j]: "2" })], { cliques: true, intersectFixed: false });
+  const [m, ...rest] = matchFrom(plan, client([k, "1"], [j, "1"]));
   t.deepEqual(rest, []);
-  t.deepEqual([...m!.positives].sort(), [["j", "1"], ["k", "1"]]);
+  t.deepEqual([...m!.positives].sort(), [[j, "1"], [k, "1"]]);
   t.deepEqual(m!.conf, { id: "p0" });
 });
 
