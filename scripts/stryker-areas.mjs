@@ -94,6 +94,7 @@ export const STRYKER_AREAS = {
       "test/policy/inbound-rules.test.ts",
       "test/policy/from-items.test.ts",
       "test/policy/subset-groups.test.ts", "test/policy/rules.test.ts",
+      "test/policy/compile-plan.test.ts",
     ],
   },
 };
