@@ -61,7 +61,7 @@ test("given a snapshot, when compiled again with the same routes and other resou
   const none: MeshResources = { meshes: [], services: [] };
   const first = compile(policies, dp, 1, { resources: none });
   t.is(compile(policies, dp, 2, { resources: { meshes: [], services: [] }, previous: first }).outbound, first.outbound);
-  const other: MeshResources = { meshes: [{ name: "default", mtls: true }] as MeshResources["meshes"], services: [] };
+  const other: MeshResources = { meshes: [{ kind: "Mesh", name: "default", labels: {}, mtlsEnabled: true }], services: [] };
   const second = compile(policies, dp, 2, { resources: other, previous: first });
   t.not(second.outbound, first.outbound);
   t.is(second.outbound.resources, other);
