@@ -95,6 +95,11 @@ export const STRYKER_AREAS = {
       "test/policy/identity-xfcc.test.ts", "test/policy/mtp-outcomes.test.ts", "test/policy/outbound-decide.test.ts", "test/policy/route-filters-edges.test.ts",
       "test/policy/rules-layers.test.ts",
       "test/policy/go-template-grammar.test.ts", "test/policy/policy-set.test.ts",
+      "test/policy/routes-plan.test.ts",
+      "test/policy/inbound-rules.test.ts",
+      "test/policy/from-items.test.ts",
+      "test/policy/subset-groups.test.ts", "test/policy/rules.test.ts",
+      "test/policy/compile-plan.test.ts",
     ],
   },
 };

@@ -48,6 +48,8 @@ const resolveCases: [string, string, string, string | undefined][] = [
   ["a name no service has", "nope:80", "default", undefined],
   ["a name of another mesh's only service", "api:9000", "other", undefined],
   ["a port with trailing junk", "web.shop.svc.cluster.local:80x", "default", undefined],
+  ["a stray [ inside a name (only an outer pair of brackets is dropped)", "ap[i:9000", "default", undefined],
+  ["a stray ] inside a name", "ap]i:9000", "default", undefined],
   ["more than one colon", "junk:web.mesh:80", "default", undefined],
   ["an unclosed IPv6 bracket", "[fd00::5:80", "default", undefined],
 ];

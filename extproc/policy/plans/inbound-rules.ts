@@ -53,7 +53,7 @@ function buildIndex(plan: RulesPlan): NonNullable<RulesPlan["index"]> {
 
 const MTP_LIST_FIELDS = ["allow", "allowWithShadowDeny", "deny"] as const;
 
-const RULES_CACHE_ENTRIES = 4096;
+export const RULES_CACHE_ENTRIES = 4096;
 
 /** The result of `compute` for this client on this plan, computed once per distinct SPIFFE ID + SNI + source. */
 export function perClient<T>(plan: RulesPlan, client: Pick<ClientFacts, "spiffe" | "sni" | "source" | "ruleKey">, compute: () => T): T {

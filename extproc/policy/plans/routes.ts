@@ -160,7 +160,9 @@ export function splitValues(value: string | undefined): string[] {
 
 /** Service names an :authority may stand for: "backend:80", "backend.mesh", "backend.ns.svc.8080.mesh". */
 export function destinationCandidates(authority: string): string[] {
-  const host = authority.replace(/^\[([^\]]*)\](:\d+)?$/, "$1").replace(/:\d+$/, "").toLowerCase();
+  // A bracketed IPv6 address loses its brackets and port only: its own last group may look like a port (":1").
+  const bracketed = /^\[([^\]]*)\](?::\d+)?$/.exec(authority);
+  const host = (bracketed ? bracketed[1]! : authority.replace(/:\d+$/, "")).toLowerCase();
   const noMesh = host.endsWith(".mesh") ? host.slice(0, -5) : host;
   return [...new Set([host, noMesh, noMesh.replace(/\./g, "_")])];
 }
