@@ -3,6 +3,7 @@
 import test from "ava";
 import { Backoff } from "../../extproc/policy-source/backoff.js";
 import { FETCHED_TYPES } from "../../extproc/policy-source/resource-set.js";
+import { MAX_CHANGED_PACE_MS } from "../../extproc/policy-source/watch-pace.js";
 import { sourceFor } from "./harness.js";
 import { serviceMtp } from "./fixtures.js";
 import { recordedLog, scriptedCp, until } from "./scripted-cp.js";
@@ -85,7 +86,7 @@ test("http source loop › given a long-poll answered 503, then the failure is c
       s.reply(503, {}, { title: "busy" });
     }
   };
-  const backoffMs = 400;
+  const backoffMs = 1000;
   const { source, metric } = sourceFor(cp.url, { backoff: new Backoff({ initialMs: backoffMs, maxMs: backoffMs, factor: 2 }, () => 1) });
   t.teardown(() => source.stop());
   await source.start();
@@ -148,4 +149,24 @@ test("http source loop › given a sync where one list fails at once and the oth
   await source.start();
   t.is(await metric("meshext_control_plane_sync_errors_total", { reason: "server_error" }), 1);
   t.true(await until(() => cp.of("list").length === ALL.length && cp.of("list").every((s) => s.closed), 3000), `${cp.of("list").filter((s) => !s.closed).length} list requests still open`);
+});
+
+test("http source loop › given a run of long-poll rounds answered 304 at once, when the next one brings a change, then it is listed after at most the short pace cap, not the 304s' longer one", async (t) => {
+  const cp = await scriptedCp(t);
+  const quietRounds = 5; // paced 0, 100, 200, 400, 800 ms: the sixth in a row would wait 1600 ms, capped to 1000 for a change
+  let changedAt = 0;
+  cp.script = (s) => {
+    if (s.kind !== "watch") return;
+    if (cp.of("watch").length <= quietRounds * ALL.length) return s.reply(304, { etag: cp.etag(s.plural) });
+    if (s.plural === MTP && changedAt === 0) {
+      cp.change(MTP, [serviceMtp("new", "backend", "web")]); // answered below with the new ETag; the other lists are held
+      changedAt = Date.now();
+    }
+  };
+  const { source, names } = sourceFor(cp.url, { backoff: longBackoff() });
+  t.teardown(() => source.stop());
+  await source.start();
+  t.true(await until(() => names().includes("new"), 10_000));
+  const waited = cp.of("list", MTP)[1]!.at - changedAt;
+  t.true(waited < MAX_CHANGED_PACE_MS + 450, `listed ${waited} ms after the change (cap ${MAX_CHANGED_PACE_MS} ms)`);
 });
