@@ -50,6 +50,8 @@ export const STRYKER_AREAS = {
       "test/policy-source/key-filter.test.ts", "test/policy-source/kuma-client.test.ts", "test/policy-source/http-source-status.test.ts",
       "test/policy-source/http-get.test.ts",
       "test/policy-source/dir-source-scan.test.ts", "test/policy-source/dir-source-timers.test.ts", "test/policy-source/dir-source-threads.test.ts",
+      "test/policy-source/http-source-loop.test.ts", "test/policy-source/http-source-stop.test.ts", "test/policy-source/http-source-logs.test.ts",
+      "test/policy-source/http-source-apply.test.ts", "test/policy-source/http-source-set.test.ts",
     ],
   },
   "control-plane": {

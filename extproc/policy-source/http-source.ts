@@ -43,7 +43,8 @@ export class HttpPolicySource implements PolicySource {
   readonly held: FetchedSet;
   private stopped = false;
   private longPollSupported = true;
-  private inflight = allowListeners(new AbortController(), FETCHED_TYPES.length + 1);
+  /** Aborted by stop(): every request of the source ends (each sync's and round's signal follows it). */
+  private inflight = new AbortController();
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
 
@@ -130,13 +131,17 @@ export class HttpPolicySource implements PolicySource {
    */
   private async syncOnce(): Promise<Map<string, string> | null | undefined> {
     this.metrics.attempts.inc();
+    // The sync's own signal: once one list failed the sync has, and the other lists' requests end with it (else
+    // each retry would add its lists to the requests a failed sync left running, up to their timeout).
+    const sync = new AbortController();
+    const signal = allowListeners(AbortSignal.any([sync.signal, this.inflight.signal]), FETCHED_TYPES.length + 1);
     try {
       // One byte and page budget for the whole sync: the lists are read in parallel, so a budget per list
       // would let one sync hold every kind's limit at once.
       const set = await this.readSet();
       if (set) return set;
       const budget = syncBudget(this.opts.maxListBytes);
-      const read = FETCHED_TYPES.map(async (t) => ({ type: t, list: await this.client.listAll(t, this.inflight.signal, isOptionalType(t), budget) }));
+      const read = FETCHED_TYPES.map(async (t) => ({ type: t, list: await this.client.listAll(t, signal, isOptionalType(t), budget) }));
       const lists = (await Promise.all(read)).filter((l) => !l.list.missing);
       this.applyIfChanged(lists.flatMap((l) => l.list.items));
       this.recordSuccess();
@@ -145,6 +150,7 @@ export class HttpPolicySource implements PolicySource {
       this.status.mode = canWatch ? "long-poll" : "poll";
       return canWatch ? etags : null;
     } catch (err) {
+      sync.abort();
       this.recordFailure(err);
       return undefined;
     }
@@ -174,6 +180,9 @@ export class HttpPolicySource implements PolicySource {
     // round is over once it failed, as a round's controller would say; several share a round controller.
     const round = set ? undefined : new AbortController();
     let roundOver = false;
+    // Any list answering with the ETag it was asked about: that answer ends the round (the others are cut), so it is
+    // noted as it comes, not read from the round's results.
+    let unsupported = false;
     const endRound = () => ((roundOver = true), round?.abort(ROUND_OVER));
     const signal = round ? allowListeners(AbortSignal.any([round.signal, this.inflight.signal]), FETCHED_TYPES.length + 1) : this.inflight.signal;
     const waits = set ? [() => this.waitForSet(set, waitMs, signal)] : FETCHED_TYPES.filter((t) => etags.has(t.plural)).map((t) => () => this.client.waitForChange(t, etags.get(t.plural)!, waitMs, signal));
@@ -181,6 +190,7 @@ export class HttpPolicySource implements PolicySource {
       const results = await Promise.all(
         waits.map(async (waitForChange) => {
           const r = await waitForChange();
+          if (r === "unsupported") unsupported = true;
           if (r !== "unchanged" && waits.length > 1) endRound(); // the other long-polls end
           return r;
         }),
@@ -188,10 +198,6 @@ export class HttpPolicySource implements PolicySource {
         endRound();
         throw err;
       });
-      if (results.includes("unsupported")) {
-        this.longPollSupported = false;
-        this.log.warn("control plane sends ETags but ignores If-None-Match; falling back to polling");
-      }
       if (results.every((r) => r === "unchanged")) {
         // The control plane held every long-poll and confirmed the set is current: that is a successful sync.
         this.recordSuccess();
@@ -203,6 +209,11 @@ export class HttpPolicySource implements PolicySource {
       if (this.stopped) return "failed";
       this.recordFailure(err);
       return "failed";
+    } finally {
+      if (unsupported) {
+        this.longPollSupported = false;
+        this.log.warn("control plane sends ETags but ignores If-None-Match; falling back to polling");
+      }
     }
   }
 
