@@ -2,7 +2,9 @@
 // grace, SIGKILL; a command that cannot start reads as exit 127; exit statuses as a shell gives them. Real
 // child processes (node scripts standing in for Envoy).
 import test from "ava";
-import { readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { EnvoyChild, exitStatusOf } from "../../extproc/drain/envoy-child.js";
 
 /** A log that keeps each line's level, message and fields. */
@@ -11,8 +13,24 @@ function recordingLog() {
   const at = (level: string) => (fields: object, msg: string) => void lines.push({ level, msg, fields: fields as Record<string, unknown> });
   return { lines, log: { debug: at("debug"), info: at("info"), warn: at("warn") } };
 }
-/** A stand-in Envoy that runs until killed; with `ignoreTerm` it outlives SIGTERM. */
-const standIn = (ignoreTerm = false) => [process.execPath, "-e", `${ignoreTerm ? "process.on('SIGTERM', () => {});" : ""} setInterval(() => {}, 1000);`];
+/** A stand-in Envoy that runs until killed; with `ignoreTerm` it outlives SIGTERM, and creates `readyFile` once its handler is on. */
+const standIn = (ignoreTerm = false, readyFile?: string) => [
+  process.execPath,
+  "-e",
+  `${ignoreTerm ? "process.on('SIGTERM', () => {});" : ""} ${readyFile ? `require("fs").writeFileSync(${JSON.stringify(readyFile)}, "");` : ""} setInterval(() => {}, 1000);`,
+];
+/** A path the stand-in creates once it is ready, and a wait for it (the child's start-up is node's: slow on a loaded machine). */
+function readiness(t: import("ava").ExecutionContext) {
+  const dir = mkdtempSync(join(tmpdir(), "meshext-envoy-child-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, "ready");
+  const ready = async () => {
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(file) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    t.true(existsSync(file), "the stand-in started");
+  };
+  return { file, ready };
+}
 /** The process group of `pid` (field 5 of /proc/PID/stat). */
 const processGroup = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[2]);
 
@@ -35,8 +53,9 @@ test("envoy child › given a running stand-in, when stopped, then it gets SIGTE
 
 test("envoy child › given a stand-in that ignores SIGTERM, when stopped, then SIGKILL follows after the grace, with a warning", async (t) => {
   const { lines, log } = recordingLog();
-  const envoy = EnvoyChild.start(standIn(true), { killGraceMs: 300, log });
-  await new Promise((r) => setTimeout(r, 300)); // its SIGTERM handler is installed
+  const { file, ready } = readiness(t);
+  const envoy = EnvoyChild.start(standIn(true, file), { killGraceMs: 300, log });
+  await ready(); // its SIGTERM handler is installed
   const t0 = Date.now();
   const exit = await envoy.stop();
   const ms = Date.now() - t0;
