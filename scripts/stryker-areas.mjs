@@ -90,6 +90,8 @@ export const STRYKER_AREAS = {
       "test/control-plane/inspect.test.ts", "test/control-plane/dataplanes.test.ts", "test/control-plane/mesh-identity.test.ts", "test/transport/processor.test.ts",
       "test/properties/request-processor.test.ts", "test/policy/selection-sidecar.test.ts", "test/policy/first-load-rejections.test.ts", "test/decision-log/recorder.test.ts",
       "test/config/security-defaults.test.ts",
+      "test/policy/compact-copies.test.ts", "test/policy/compact-detach-nothing.test.ts", "test/policy/normalize-role.test.ts", "test/policy/parse-limits.test.ts",
+      "test/policy/simple-yaml-reader.test.ts", "test/policy/yaml-limits-shape.test.ts",
     ],
   },
 };
