@@ -102,6 +102,8 @@ export const STRYKER_AREAS = {
       "test/policy/from-items.test.ts",
       "test/policy/subset-groups.test.ts", "test/policy/rules.test.ts",
       "test/policy/compile-plan.test.ts",
+      "test/policy/compact-copies.test.ts", "test/policy/compact-detach-nothing.test.ts", "test/policy/normalize-role.test.ts", "test/policy/parse-limits.test.ts",
+      "test/policy/simple-yaml-reader.test.ts", "test/policy/yaml-limits-shape.test.ts",
     ],
   },
 };

@@ -21,7 +21,7 @@ export function detachNothing(): void {
 export class StringTable {
   private readonly table = new Map<string, string>();
   private readonly encoder = new TextEncoder();
-  private readonly decoder = new TextDecoder();
+  private readonly decoder = new TextDecoder("utf-8", { ignoreBOM: true }); // keeps a leading U+FEFF: the default drops it
 
   intern(s: string): string {
     if (!copyStrings) return s;
