@@ -4,11 +4,20 @@ import test from "ava";
 import { identify, parseDocuments, parsePolicyText, PARSE_LIMITS } from "../../extproc/policy/documents/parse.js";
 import { parseSimpleDocument, parseSimplePolicyText } from "../../extproc/policy/documents/parse-simple.js";
 
-// The limits are read on every call: lowered for this file (its own process) so that texts at them stay small.
+// The limits are read on every call: lowered while a test runs (and put back after it, for the other test files a
+// process may hold, as the mutation harness's workers do) so that texts at them stay small.
 const LIMITS = PARSE_LIMITS as { maxTextBytes: number; maxDocuments: number };
-LIMITS.maxTextBytes = 4096;
-LIMITS.maxDocuments = 3;
-const MAX = LIMITS.maxTextBytes;
+const MAX = 4096;
+const MAX_DOCUMENTS = 3;
+function withLoweredLimits<T>(run: () => T): T {
+  const saved = { ...LIMITS };
+  Object.assign(LIMITS, { maxTextBytes: MAX, maxDocuments: MAX_DOCUMENTS });
+  try {
+    return run();
+  } finally {
+    Object.assign(LIMITS, saved);
+  }
+}
 /** A plain-subset text of exactly `length` characters: one key with a long word value. */
 const plainText = (length: number) => `k: ${"v".repeat(length - 4)}\n`;
 
@@ -17,27 +26,31 @@ test("parse limits › given a plain text one character over the size limit, whe
   const text = plainText(MAX + 1);
   // When read by parseDocuments, and by the plain-subset readers
   // Then the one rejection says why, and the plain readers leave it to parse.ts (undefined)
-  t.deepEqual(parseDocuments(text), [{ index: 0, violations: [{ field: "document", message: `text larger than ${MAX} bytes` }] }]);
-  t.is(parseSimplePolicyText(text), undefined);
-  t.is(parseSimpleDocument(text), undefined);
+  withLoweredLimits(() => {
+    t.deepEqual(parseDocuments(text), [{ index: 0, violations: [{ field: "document", message: `text larger than ${MAX} bytes` }] }]);
+    t.is(parseSimplePolicyText(text), undefined);
+    t.is(parseSimpleDocument(text), undefined);
+  });
 });
 
 test("parse limits › given a plain text of exactly the size limit, when parsed, then it is read", (t) => {
   // Given a text of exactly the limit; when read by each reader; then its one document is read
   const text = plainText(MAX);
-  const docs = parseDocuments(text);
-  t.is(docs.length, 1);
-  t.is((docs[0]!.value as { k: string }).k.length, MAX - 4);
-  t.is(parseSimplePolicyText(text)?.rejected.length, 1);
-  t.is(parseSimpleDocument(text)?.rejected.length, 1);
+  withLoweredLimits(() => {
+    const docs = parseDocuments(text);
+    t.is(docs.length, 1);
+    t.is((docs[0]!.value as { k: string }).k.length, MAX - 4);
+    t.is(parseSimplePolicyText(text)?.rejected.length, 1);
+    t.is(parseSimpleDocument(text)?.rejected.length, 1);
+  });
 });
 
 test("parse limits › given a text the library reads with as many documents as the limit and one more, when parsed, then the one past it is dropped", (t) => {
   // Given a commented text (outside the plain subset) whose first document is a list of 3 items, then one more document
-  const text = `# many\n${"- x\n".repeat(LIMITS.maxDocuments)}---\nextra\n`;
+  const text = `# many\n${"- x\n".repeat(MAX_DOCUMENTS)}---\nextra\n`;
   // When parsed; then exactly 3 documents, the extra one not among them
-  const docs = parseDocuments(text);
-  t.is(docs.length, LIMITS.maxDocuments);
+  const docs = withLoweredLimits(() => parseDocuments(text));
+  t.is(docs.length, MAX_DOCUMENTS);
   t.false(docs.some((d) => d.value === "extra"));
 });
 
