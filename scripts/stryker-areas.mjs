@@ -90,6 +90,7 @@ export const STRYKER_AREAS = {
       "test/control-plane/inspect.test.ts", "test/control-plane/dataplanes.test.ts", "test/control-plane/mesh-identity.test.ts", "test/transport/processor.test.ts",
       "test/properties/request-processor.test.ts", "test/policy/selection-sidecar.test.ts", "test/policy/first-load-rejections.test.ts", "test/decision-log/recorder.test.ts",
       "test/config/security-defaults.test.ts",
+      "test/policy/inspect-dataplane-view.test.ts", "test/policy/explain-report.test.ts", "test/policy/inspect-rules-wire.test.ts", "test/policy/inspect-kri-views.test.ts",
     ],
   },
 };
