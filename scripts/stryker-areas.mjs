@@ -48,7 +48,7 @@ export const STRYKER_AREAS = {
       "test/policy-source/parse-in-worker.test.ts", "test/policy-source/document-items.test.ts", "test/policy-source/file-documents.test.ts",
       "test/policy-source/dir-scan.test.ts", "test/policy-source/last-good-rules.test.ts", "test/policy-source/policy-set-reader.test.ts",
       "test/policy-source/key-filter.test.ts", "test/policy-source/kuma-client.test.ts", "test/policy-source/http-source-status.test.ts",
-      "test/policy-source/http-get.test.ts",
+      "test/policy-source/http-get.test.ts", "test/policy-source/dir-rejected-dropped.test.ts",
       "test/policy-source/dir-source-scan.test.ts", "test/policy-source/dir-source-timers.test.ts", "test/policy-source/dir-source-threads.test.ts",
       "test/policy-source/http-source-loop.test.ts", "test/policy-source/http-source-stop.test.ts", "test/policy-source/http-source-logs.test.ts",
       "test/policy-source/http-source-apply.test.ts", "test/policy-source/http-source-set.test.ts",

@@ -12,7 +12,7 @@ import { documentTexts } from "../policy/documents/simple-yaml.js";
 import { policyKey, type Policy } from "../policy/model/types.js";
 import { DIGEST_CHARS, type DocItem, type DocumentIndex, DocumentParses, indexLine, oneKeyItems } from "./document-items.js";
 import { readInPlace } from "./in-place-edits.js";
-import { keepLastGoodBy, kindAndName, withFailClosedMeshes } from "./last-good.js";
+import { keepLastGoodBy, kindAndName, setAsideKeys, withFailClosedMeshes } from "./last-good.js";
 
 export type { DocItem, DocumentIndex } from "./document-items.js";
 
@@ -35,7 +35,7 @@ export interface DocumentJob {
   file: string;
   text: string;
   /** The previous read of the file; `rejected` is how many documents it rejected. */
-  prev?: { held: Policy[]; resources?: Resource[]; documents?: DocumentIndex; rejected?: number };
+  prev?: { held: Policy[]; dropped?: string; droppedCount?: number; resources?: Resource[]; documents?: DocumentIndex; rejected?: number };
   dataplane?: Dataplane;
   kumaVersion?: KumaVersion;
   digest: (text: string) => string;
@@ -84,7 +84,7 @@ export async function readByDocuments(job: DocumentJob): Promise<DocumentRead | 
   }
   index.lines = lines.join("\n");
   // As a whole-file parse: last good versions of rejected policies and resources, then one policy per key.
-  const prevEntries = (job.prev?.held ?? []).map((p): Entry => ({ key: policyKey(p), policy: p }));
+  const prevEntries = [...(job.prev?.held ?? []).map((p): Entry => ({ key: policyKey(p), policy: p })), ...setAsideKeys(job.prev).map((key): Entry => ({ key }))]; // set-aside keys too: a rejection keeps them overriding earlier files
   const withLastGood = keepLastGoodBy(entries, rejected, job.prev ? prevEntries : undefined, typeAndName);
   const byKey = new Map<string, Entry>();
   for (const e of withLastGood) byKey.set(e.key, e);

@@ -73,3 +73,24 @@ export function withFailClosedMeshes<T extends { kind: string; name: string }>(r
   }
   return out;
 }
+
+/** The keys (type/mesh/name) a file's previous read set aside: policies that cannot select this dataplane, kept as their key only. */
+export function setAsideKeys(previous: { dropped?: string; droppedCount?: number } | undefined): string[] {
+  return previous?.dropped && previous.droppedCount ? previous.dropped.split("\n") : [];
+}
+
+/**
+ * The set-aside keys of a previous read that a rejection in this one keeps, as keepLastGoodBy keeps held
+ * policies: a set-aside last good version still overrides an earlier file's version of its key, so a rejection
+ * never brings that older version into force. `acceptedKeys` are this read's policies' keys.
+ */
+export function keptSetAsideKeys(previous: { dropped: string; droppedCount: number } | undefined, acceptedKeys: string[], rejected: ReadonlyArray<{ kind?: string; name?: string }>): string[] {
+  if (!previous) return [];
+  return keepLastGoodBy(acceptedKeys, rejected, setAsideKeys(previous), keyKindAndName).slice(acceptedKeys.length);
+}
+
+/** kindAndName of a type/mesh/name key (a mesh name holds no `/`). */
+function keyKindAndName(key: string): string {
+  const [type, , name] = key.split("/");
+  return kindAndName(type, name);
+}

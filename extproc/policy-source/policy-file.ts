@@ -10,7 +10,7 @@ import type { Rejected } from "../policy/documents/parse-simple.js";
 import type { Resource } from "../policy/documents/resources.js";
 import { mightSelect } from "../policy/selection/select.js";
 import { policyKey, type Policy } from "../policy/model/types.js";
-import { keepLastGood, keepLastGoodBy, kindAndName, withFailClosedMeshes } from "./last-good.js";
+import { keepLastGood, keepLastGoodBy, keptSetAsideKeys, kindAndName, withFailClosedMeshes } from "./last-good.js";
 import { readByDocuments, type DocumentIndex } from "./file-documents.js";
 import { keyFilter } from "./key-filter.js";
 
@@ -88,7 +88,7 @@ export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): 
     const dp = job.dataplane;
     const keep = (p: Policy) => !dp || mightSelect(p, dp, job.kumaVersion);
     const held = policies.filter(keep).map((p) => compact(p, strings));
-    const dropped = policies.filter((p) => !keep(p)).map(policyKey);
+    const dropped = [...policies.filter((p) => !keep(p)).map(policyKey), ...keptSetAsideKeys(job.prev, policies.map(policyKey), parsed.rejected)]; // a rejection keeps set-aside keys overriding earlier files
     const state: FileState = { digest: textDigest, stamp: job.stamp, settled, held, ...droppedState(dropped, strings), resources: compact(resources, strings), rejected: parsed.rejected };
     // Deprecations are listed for held policies only: each policy is reported by the sidecars it selects,
     // not by every sidecar of the mesh; the others are counted.
