@@ -49,7 +49,7 @@ export const STRYKER_AREAS = {
       "test/policy-source/dir-scan.test.ts", "test/policy-source/last-good-rules.test.ts", "test/policy-source/policy-set-reader.test.ts",
       "test/policy-source/key-filter.test.ts", "test/policy-source/kuma-client.test.ts", "test/policy-source/http-source-status.test.ts",
       "test/policy-source/http-get.test.ts",
-      "test/policy-source/dataplane-client-edges.test.ts",
+      "test/policy-source/dataplane-client-edges.test.ts", "test/policy-source/http-get-connections.test.ts", "test/policy-source/http-policy-set-bodies.test.ts",
     ],
   },
   "control-plane": {
