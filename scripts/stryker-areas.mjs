@@ -50,6 +50,7 @@ export const STRYKER_AREAS = {
       "test/policy-source/key-filter.test.ts", "test/policy-source/kuma-client.test.ts", "test/policy-source/http-source-status.test.ts",
       "test/policy-source/http-get.test.ts",
       "test/policy-source/dataplane-client-edges.test.ts", "test/policy-source/http-get-connections.test.ts", "test/policy-source/http-policy-set-bodies.test.ts",
+      "test/policy-source/kuma-client-pages.test.ts",
     ],
   },
   "control-plane": {
