@@ -82,7 +82,7 @@ export class HttpDataplaneClient implements DataplaneLifecycle {
   async markDraining(): Promise<void> {
     this.state = "draining";
     if (this.heartbeatSupported) await this.heartbeat();
-    else await this.put(this.resource(true));
+    else if (!this.leaving) await this.put(this.resource(true)); // after deregister() a PUT would leave a ghost Dataplane
     this.log.info("dataplane reported draining");
   }
 

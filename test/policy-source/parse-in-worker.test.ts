@@ -25,3 +25,8 @@ test("parse in worker › given jobs that cannot be sent to a worker, when parse
   t.false(Array.isArray(out));
   t.regex((out as { workerFailed: string }).workerFailed, /clone/i);
 });
+
+test("parse in worker › given a job list the worker cannot go through, when parsed in a worker, then it resolves with the worker's own error", async (t) => {
+  const out = await parseInWorker(42 as unknown as FileJob[]); // cloned fine, but not iterable in the worker
+  t.deepEqual(out, { workerFailed: "jobs is not iterable" });
+});

@@ -266,3 +266,20 @@ test("policy set reader › an answer naming an item the set held does not have 
   t.true(err instanceof SyncError);
   t.regex((err as Error).message, /_policy-set: an answer relative to the set held names MeshTrafficPermission\/ghost, which it does not hold/);
 });
+
+test("policy set reader › given an answer relative to the set held, when an item comes again in full with the same text, then it is the object read before", async (t) => {
+  const { reader } = await controlPlane(t, OFFERED, [setReply('"e1"', [mtp("p1"), mtp("p2")]), delta('"e2"', '"e1"', ["MeshTrafficPermission/p1", mtp("p2")])]);
+  const full = await reader.read(sig(), budget());
+  const changed = await reader.waitForChange('"e1"', 1000, sig(), budget());
+  t.is<unknown, unknown>(changed.set!.items[0], full!.items[0], "named by its key");
+  t.is<unknown, unknown>(changed.set!.items[1], full!.items[1], "served with the same text");
+});
+
+test("policy set reader › given a held item without a name, when an answer relative to the set names it by kind alone, then it is refused", async (t) => {
+  const nameless = { type: "MeshTrafficPermission", mesh: "default", spec: {} };
+  const { reader } = await controlPlane(t, OFFERED, [setReply('"e1"', [nameless]), delta('"e2"', '"e1"', ["MeshTrafficPermission/undefined"])]);
+  await reader.read(sig(), budget());
+  const err = await fails(reader.waitForChange('"e1"', 1000, sig(), budget()));
+  t.true(err instanceof SyncError);
+  t.regex((err as Error).message, /names MeshTrafficPermission\/undefined, which it does not hold/);
+});
