@@ -52,7 +52,6 @@ export const STRYKER_AREAS = {
       "test/policy-source/dir-source-scan.test.ts", "test/policy-source/dir-source-timers.test.ts", "test/policy-source/dir-source-threads.test.ts",
       "test/policy-source/http-source-loop.test.ts", "test/policy-source/http-source-stop.test.ts", "test/policy-source/http-source-logs.test.ts",
       "test/policy-source/http-source-apply.test.ts", "test/policy-source/http-source-set.test.ts",
-      "test/policy-source/http-get.test.ts",
       "test/policy-source/dataplane-client-edges.test.ts", "test/policy-source/http-get-connections.test.ts", "test/policy-source/http-policy-set-bodies.test.ts",
       "test/policy-source/kuma-client-pages.test.ts",
     ],
