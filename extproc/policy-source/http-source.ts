@@ -1,7 +1,7 @@
 // Policy source backed by a control plane's REST API (the embedded one, or Kuma's): full list sync of every
 // supported kind, then long-poll when the server offers ETags or jittered polling when it does not (Kuma).
 // Failures back off and keep the last good set; 401/403 stop the source; a cache file covers cold starts.
-import { POLICY_TYPES, type Resource } from "../kuma-rest/resources.js";
+import type { Resource } from "../kuma-rest/resources.js";
 import type { Logger } from "../log.js";
 import type { Policy } from "../policy/documents/parse.js";
 import { Backoff, withJitter } from "./backoff.js";
@@ -18,6 +18,7 @@ import type { MeshResources } from "../policy/documents/resources.js";
 import type { PolicySource, RejectedPolicy } from "./source.js";
 import type { HttpPolicySourceOptions, SyncStatus } from "./http-source-options.js";
 import { WatchPace } from "./watch-pace.js";
+import { SyncHealth } from "./sync-health.js";
 
 export type { HttpPolicySourceOptions, SyncStatus } from "./http-source-options.js";
 export { FIRST_WATCH_PACE_MS, IMMEDIATE_ROUND_MS, MAX_CHANGED_PACE_MS, MAX_WATCH_PACE_MS } from "./watch-pace.js";
@@ -35,7 +36,7 @@ export class HttpPolicySource implements PolicySource {
   /** While that set is offered but not usable yet (not registered), full-list rounds are this short (doubling). */
   private probeWaitMs = 1000;
   private readonly metrics: PolicySourceMetrics;
-  private readonly backoff: Backoff;
+  private readonly health: SyncHealth;
   private readonly log: Logger;
   private readonly origin: string;
   private loadedValue = false;
@@ -53,8 +54,8 @@ export class HttpPolicySource implements PolicySource {
     const { baseUrl, mesh, requestTimeoutMs, dataplane, registered, log } = opts;
     this.sets = dataplane ? new PolicySetReader(this.client, { baseUrl, mesh, requestTimeoutMs, dataplane, registered, log, kumaVersion: opts.kumaVersion }) : undefined;
     this.metrics = new PolicySourceMetrics(opts.registry);
-    this.backoff = opts.backoff ?? new Backoff();
     this.log = opts.log.child({ component: "policy-source", controlPlane: opts.baseUrl, mesh: opts.mesh });
+    this.health = new SyncHealth(this.status, this.metrics, opts.backoff ?? new Backoff(), this.log);
     this.origin = `control-plane:${opts.baseUrl}/meshes/${opts.mesh}`;
     this.held = new FetchedSet(opts.mesh);
   }
@@ -85,12 +86,12 @@ export class HttpPolicySource implements PolicySource {
 
   private async run(initialEtags: Map<string, string> | null | undefined): Promise<void> {
     let etags = initialEtags;
-    if (etags === undefined && !this.status.halted) await this.sleep(this.retryDelay());
+    if (etags === undefined && !this.status.halted) await this.sleep(this.health.retryDelay());
     while (!this.stopped && !this.status.halted) {
       if (etags === undefined) {
         etags = await this.syncOnce();
         if (etags === undefined) {
-          await this.sleep(this.retryDelay());
+          await this.sleep(this.health.retryDelay());
           continue;
         }
       }
@@ -111,7 +112,7 @@ export class HttpPolicySource implements PolicySource {
         continue;
       }
       etags = undefined; // changed, unsupported or failed: list everything again
-      if (outcome === "failed") await this.sleep(this.retryDelay());
+      if (outcome === "failed") await this.sleep(this.health.retryDelay());
     }
   }
 
@@ -144,7 +145,7 @@ export class HttpPolicySource implements PolicySource {
       const read = FETCHED_TYPES.map(async (t) => ({ type: t, list: await this.client.listAll(t, signal, isOptionalType(t), budget) }));
       const lists = (await Promise.all(read)).filter((l) => !l.list.missing);
       this.applyIfChanged(lists.flatMap((l) => l.list.items));
-      this.recordSuccess();
+      this.health.success();
       const etags = new Map(lists.filter((l) => l.list.etag).map((l) => [l.type.plural, l.list.etag!]));
       const canWatch = this.longPollSupported && etags.size === lists.length;
       this.status.mode = canWatch ? "long-poll" : "poll";
@@ -165,7 +166,7 @@ export class HttpPolicySource implements PolicySource {
   /** Applies this dataplane's set as read or as a long-poll brought it; its ETag, to long-poll on next. */
   private applySet(set: { items: Resource[]; etag: string }): Map<string, string> {
     this.applyIfChanged(set.items);
-    this.recordSuccess();
+    this.health.success();
     this.status.mode = "long-poll";
     return new Map([[POLICY_SET_WATCH, set.etag]]);
   }
@@ -200,7 +201,7 @@ export class HttpPolicySource implements PolicySource {
       });
       if (results.every((r) => r === "unchanged")) {
         // The control plane held every long-poll and confirmed the set is current: that is a successful sync.
-        this.recordSuccess();
+        this.health.success();
         return "unchanged";
       }
       return "changed";
@@ -250,12 +251,7 @@ export class HttpPolicySource implements PolicySource {
   private commit(policies: Policy[], origin: string, rejected: number, resources: MeshResources): void {
     this.opts.apply(policies, origin, resources);
     this.loadedValue = true;
-    // One pass over the set, then every kind's gauge (each kind is set every time: nothing else to clear).
-    const byKind = new Map<string, number>();
-    for (let i = 0; i < policies.length; i++) byKind.set(policies[i]!.type, (byKind.get(policies[i]!.type) ?? 0) + 1);
-    for (const t of POLICY_TYPES) this.metrics.inForce.set({ kind: t.kind }, byKind.get(t.kind) ?? 0);
-    this.metrics.rejected.set(rejected);
-    this.metrics.rejectedTotal.inc(rejected);
+    this.metrics.applied(policies, rejected);
     // Debug only: the engine's "policy set in force" line says it at info, and each rejected item has its warning.
     this.log.debug({ policies: policies.length, rejected, origin }, "policy set applied");
   }
@@ -273,33 +269,8 @@ export class HttpPolicySource implements PolicySource {
     }
   }
 
-  private recordSuccess(): void {
-    this.backoff.reset();
-    this.status.lastSuccessMs = Date.now();
-    this.status.lastError = undefined;
-    this.metrics.lastSuccess.set(this.status.lastSuccessMs / 1000);
-  }
-
-  private lastRetryAfterMs: number | undefined;
-
   private recordFailure(err: unknown): void {
-    if (this.stopped) return;
-    const e = err instanceof SyncError ? err : new SyncError("network", (err as Error).message);
-    this.metrics.errors.inc({ reason: e.reason });
-    this.status.lastError = { reason: e.reason, message: e.message };
-    this.lastRetryAfterMs = e.retryAfterMs;
-    if (e.fatal) {
-      this.status.halted = true;
-      this.log.error({ reason: e.reason, err: e.message }, "control plane refused our credentials: policy sync stopped, the last good set stays in force");
-    } else {
-      this.log.warn({ reason: e.reason, err: e.message, attempt: this.backoff.attempts + 1 }, "policy sync failed; keeping the last good set and retrying");
-    }
-  }
-
-  private retryDelay(): number {
-    const delay = Math.max(this.backoff.next(), this.lastRetryAfterMs ?? 0);
-    this.lastRetryAfterMs = undefined;
-    return delay;
+    if (!this.stopped) this.health.failure(err); // a stop aborts what is in flight: not a failure
   }
 
   private sleep(ms: number): Promise<void> {
