@@ -2,7 +2,8 @@
 // keeps `concurrency` workers (scripts/stryker-worker.mjs) with the area's test files imported, and answers each
 // dispatcher's "mutant N?" on a unix socket with killed or survived, following planFor (scripts/stryker-coverage.mjs).
 // A kill is believed only when the killing test passes again unmutated in the same worker; otherwise the worker is
-// replaced and the mutant runs again in a fresh one. A hung run is killed with its process group (a timeout: killed).
+// replaced and the mutant runs again in a fresh one. A survivor whose code the warm worker never ran (a memo filled by
+// an earlier run) runs again in a worker started with the mutant on. A hung run is killed with its process group (a timeout: killed).
 // Listens on the unix socket (scripts/stryker-dispatch.mjs) and on a TCP port of 127.0.0.1 written to
 // .stryker-coverage/daemon.port (scripts/stryker-ask.sh: bash can reach TCP, not unix sockets).
 // Exits when idle for IDLE_EXIT_MS or when its sandbox is gone.
@@ -107,23 +108,26 @@ for (let i = 0; i <= concurrency; i++) idle.push(freshWorker());
 const runMessage = (mutant, plan) => ({ mutant, tests: plan.tests, hitLimit: plan.hitLimit, timeoutsMs: plan.tests.map((t) => testTimeoutMs(map.tests, t)) });
 const hardTimeoutOf = (message) => message.timeoutsMs.reduce((a, b) => a + b, 0) + 10_000;
 
+/** Runs the mutant's tests in a worker started with the mutant on, importing only the files those tests are in. */
+async function inFreshWorker(mutant, plan, how) {
+  const w = startWorker(["--lazy", ...plan.files], mutant);
+  try {
+    await w.ready;
+  } catch (error) {
+    w.kill();
+    return { killed: true, how, message: `the test files failed to import with the mutant on: ${error.message}` };
+  }
+  const message = runMessage(mutant, plan);
+  const answer = await w.run(message, hardTimeoutOf(message) + START_ALLOWANCE_MS);
+  w.kill();
+  return { killed: Boolean(answer.killed || answer.spoiled), how, test: answer.failed?.test, message: answer.failed?.message ?? answer.spoiled };
+}
+
 /** The verdict for one mutant: { killed, how, test?, message? }. */
 async function verdict(mutant) {
   const plan = planFor(map, files, mutant);
   if (plan.kind === "none") return { killed: false, how: "no test reaches it" };
-  if (plan.kind === "fresh") {
-    const w = startWorker(["--lazy", ...plan.files], mutant);
-    try {
-      await w.ready;
-    } catch (error) {
-      w.kill();
-      return { killed: true, how: "static, fresh worker", message: `the test files failed to import with the mutant on: ${error.message}` };
-    }
-    const message = runMessage(mutant, plan);
-    const answer = await w.run(message, hardTimeoutOf(message) + START_ALLOWANCE_MS);
-    w.kill();
-    return { killed: Boolean(answer.killed || answer.spoiled), how: "static, fresh worker", test: answer.failed?.test, message: answer.failed?.message ?? answer.spoiled };
-  }
+  if (plan.kind === "fresh") return inFreshWorker(mutant, plan, "static, fresh worker");
   for (let attempt = 0; ; attempt++) {
     // A second attempt runs in a worker no mutant has run in.
     const w = attempt === 0 ? await take() : freshWorker();
@@ -152,6 +156,11 @@ async function verdict(mutant) {
       replace(w);
       if (attempt === 0) continue;
     } else give(w);
+    if (!answer.killed && answer.hits === 0) {
+      // The coverage run saw these tests reach the mutant, but here they did not: an earlier run filled a module-level
+      // memo (or the code ran only in a child process). Only a worker started with the mutant on measures it.
+      return inFreshWorker(mutant, plan, "not reached in a warm worker, fresh worker");
+    }
     const how = `${attempt === 0 ? "warm worker" : "fresh worker"}${answer.failed?.timedOut ? ", test timed out" : ""}`;
     return { killed: answer.killed, how, test: answer.failed?.test, message: answer.failed?.message };
   }

@@ -151,12 +151,15 @@ async function serve(files, lazy) {
         break;
       }
     }
+    // How often the mutant's code ran in this process (Stryker counts it against the hit limit): 0 on a warm worker
+    // means state kept from earlier runs (a module-level memo) kept the planned tests from reaching it.
+    const hits = ns.hitCount;
     setMutant(undefined);
     // A kill is only believed when the killing test passes again right after with no mutant: otherwise an earlier
     // mutant (or this one) left this process's state spoiled, and the daemon re-runs the mutant in a fresh process.
     let cleanAfter = true;
     if (failed && tests.has(failed.test)) cleanAfter = (await runTest(tests.get(failed.test), timeoutsMs[ids.indexOf(failed.test)])).ok;
-    process.send({ id, killed: Boolean(failed), failed, ran, cleanAfter: cleanAfter && !faultBetweenRuns });
+    process.send({ id, killed: Boolean(failed), failed, ran, hits, cleanAfter: cleanAfter && !faultBetweenRuns });
   });
   process.send({ ready: registered.length });
 }

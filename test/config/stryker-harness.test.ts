@@ -16,7 +16,7 @@ const shim = (await import(pathToFileURL(join(SCRIPTS, "stryker-ava-shim.mjs")).
   AssertionFailed: new () => Error;
 };
 const { coverageMap, mutantFiles, planFor } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
-  coverageMap: (records: unknown[]) => { static: Record<string, string[]> };
+  coverageMap: (records: unknown[]) => { static: Record<string, string[]>; mutants: Record<string, { tests: string[] }> };
   mutantFiles: (sources: Record<string, string>) => Record<string, string>;
   planFor: (map: unknown, files: Record<string, string>, mutant: string) => { kind: string };
 };
@@ -107,32 +107,41 @@ test("cached", (t) => t.is(cached(), "good"));
 test("count", (t) => t.is(count(3), 3));
 `;
 
-test("stryker harness › given a sandbox, then each mutant's verdict: static, warm, equivalent, hung, spoiling, endless, unreached", async (t) => {
-  // Given a sandbox with the scripts, the hand-instrumented module and its test file
+type Verdict = { status: number | null; line: string; stderr: string };
+
+/** A sandbox with the scripts, a hand-instrumented lib/fake.js and its test file, after the coverage pass: the
+ * coverage record, and the verdict of one mutant as the dispatcher Stryker runs prints it. */
+function harnessSandbox(t: { teardown: (fn: () => void) => void }, moduleSource: string, testsSource: string, concurrency: number) {
   const sandbox = mkdtempSync(join(tmpdir(), "meshext-stryker-harness-"));
   t.teardown(() => rmSync(sandbox, { recursive: true, force: true })); // the daemon exits when its sandbox is gone
   symlinkSync(SCRIPTS, join(sandbox, "scripts"), "dir");
   mkdirSync(join(sandbox, "lib"));
   mkdirSync(join(sandbox, "dist", "test"), { recursive: true });
   mkdirSync(join(sandbox, ".stryker-coverage"));
-  writeFileSync(join(sandbox, "lib", "fake.js"), FAKE_MODULE);
-  writeFileSync(join(sandbox, "dist", "test", "fake.test.js"), FAKE_TESTS);
+  writeFileSync(join(sandbox, "lib", "fake.js"), moduleSource);
+  writeFileSync(join(sandbox, "dist", "test", "fake.test.js"), testsSource);
   const testFile = "test/fake.test.ts";
-  // When the coverage pass runs the file and the map is written as the build step writes it
+  // The coverage pass runs the file, and the map is written as the build step writes it
   const out = join(sandbox, ".stryker-coverage", "0.json");
   const pass = spawnSync(process.execPath, ["--import=./scripts/stryker-ava-loader.mjs", "scripts/stryker-worker.mjs", "--coverage", out, testFile], { cwd: sandbox, encoding: "utf8" });
-  t.is(pass.status, 0, pass.stderr);
+  if (pass.status !== 0) throw new Error(`coverage pass: ${pass.stderr}`);
   const record = JSON.parse(readFileSync(out, "utf8")) as { tests: { title: string; ok: boolean }[] };
-  t.deepEqual(record.tests.map((r) => [r.title, r.ok]), [["limit", true], ["add", true], ["later", true], ["cached", true], ["count", true]]);
   const map = coverageMap([record]);
-  const files = mutantFiles({ "lib/fake.js": FAKE_MODULE });
-  t.deepEqual(map.static, { "1": [testFile] });
-  writeFileSync(join(sandbox, ".stryker-coverage", "map.json"), JSON.stringify({ area: "admin", tests: [testFile], concurrency: 1, map, files }));
+  const files = mutantFiles({ "lib/fake.js": moduleSource });
+  writeFileSync(join(sandbox, ".stryker-coverage", "map.json"), JSON.stringify({ area: "admin", tests: [testFile], concurrency, map, files }));
   writeFileSync(join(sandbox, ".stryker-coverage", "planned.json"), JSON.stringify(Object.keys(files).filter((id) => planFor(map, files, id).kind !== "none")));
-  const verdict = (mutant: string) => {
+  const verdict = (mutant: string): Verdict => {
     const r = spawnSync(process.execPath, ["scripts/stryker-dispatch.mjs", "admin"], { cwd: sandbox, env: { ...process.env, __STRYKER_ACTIVE_MUTANT__: mutant }, encoding: "utf8", timeout: 120_000 });
     return { status: r.status, line: r.stdout.trim(), stderr: r.stderr + r.stdout };
   };
+  return { sandbox, record, map, verdict };
+}
+
+test("stryker harness › given a sandbox, then each mutant's verdict: static, warm, equivalent, hung, spoiling, endless, unreached", async (t) => {
+  // Given a sandbox with the scripts, the hand-instrumented module and its test file, after the coverage pass
+  const { sandbox, record, map, verdict } = harnessSandbox(t, FAKE_MODULE, FAKE_TESTS, 1);
+  t.deepEqual(record.tests.map((r) => [r.title, r.ok]), [["limit", true], ["add", true], ["later", true], ["cached", true], ["count", true]]);
+  t.deepEqual(map.static, { "1": ["test/fake.test.ts"] });
   // Then the import-time mutant is killed in a fresh worker started with it on
   const v1 = verdict("1");
   t.is(v1.status, 1, v1.stderr);
@@ -158,6 +167,45 @@ test("stryker harness › given a sandbox, then each mutant's verdict: static, w
   t.like(ask("99"), { status: 0, stdout: 'mutant 99: {"killed":false,"how":"no test reaches it"}\n' });
   const log = readFileSync(join(sandbox, ".stryker-coverage", "daemon.log"), "utf8");
   t.regex(log, /mutant 5: test\/fake\.test\.ts › cached also fails unmutated after it; worker replaced, run again/);
+});
+
+// A memo filled by the first call: Stryker's coverage credits only the test that filled it (the right side of ??= runs
+// once), so a warm worker that ran that test before holds the memo and never runs mutant 8 or 9 again.
+const MEMO_MODULE = `
+const ns = (globalThis.__stryker__ ??= {});
+if (ns.activeMutant === undefined && process.env.__STRYKER_ACTIVE_MUTANT__) ns.activeMutant = process.env.__STRYKER_ACTIVE_MUTANT__;
+function stryCov_9fa48(...ids) {
+  const c = (ns.mutantCoverage ??= { static: {}, perTest: {} });
+  const bucket = ns.currentTestId ? (c.perTest[ns.currentTestId] ??= {}) : c.static;
+  for (const id of ids) bucket[id] = (bucket[id] ?? 0) + 1;
+}
+function stryMutAct_9fa48(id) {
+  if (ns.activeMutant !== id) return false;
+  if (ns.hitCount !== undefined && ++ns.hitCount > ns.hitLimit) throw new Error("Stryker: Hit count limit reached");
+  return true;
+}
+let memo;
+export function greeting() { return (memo ??= (stryCov_9fa48("8", "9"), stryMutAct_9fa48("8") ? "bad" : stryMutAct_9fa48("9") ? "good" : "good")); }
+`;
+const MEMO_TESTS = `
+import test from "ava";
+import { greeting } from "../../lib/fake.js";
+test("first", (t) => t.is(greeting(), "good"));
+test("again", (t) => t.is(greeting(), "good"));
+`;
+
+test("stryker harness › a survivor whose code a warm worker never ran (a memo an earlier run filled) runs again in a worker started with it on", async (t) => {
+  // Given one warm worker (concurrency 0) and a memo only the "first" test reaches in the coverage pass
+  const { map, verdict } = harnessSandbox(t, MEMO_MODULE, MEMO_TESTS, 0);
+  t.deepEqual(map.mutants["8"].tests, ["test/fake.test.ts › first"]);
+  // When the equivalent mutant 9 runs first, then it reaches its code in the warm worker and survives there (the memo is now filled)
+  t.like(verdict("9"), { status: 0, line: "mutant 9: survived (warm worker)" });
+  // When mutant 8 runs next in that worker, its code is not reached there; then a fresh worker with it on kills it
+  const v8 = verdict("8");
+  t.is(v8.status, 1, v8.stderr);
+  t.regex(v8.line, /^mutant 8: killed by test\/fake\.test\.ts › first \(not reached in a warm worker, fresh worker\): "bad" is not "good"$/);
+  // And mutant 9 asked again also runs fresh, and still survives
+  t.like(verdict("9"), { status: 0, line: "mutant 9: survived (not reached in a warm worker, fresh worker)" });
 });
 
 test("stryker harness › a lazy worker imports a test file only when one of its tests is about to run", async (t) => {
