@@ -435,3 +435,13 @@ test("dataplane registry › given a Dataplane stored without any status (a hand
   await store.put(DATAPLANE_TYPE, dataplane("bare"));
   t.deepEqual(registry.view(stored(store, "bare")).status, { state: "online", lastSeenTime: iso(T) });
 });
+
+test("dataplane registry › given a collection age shorter than the offline timeout, when an online dataplane last seen longer ago than that age is swept, then it stays, online", async (t) => {
+  const { registry, store, clock } = await registryAt(t, { offlineTimeoutMs: 30_000, offlineGcAgeMs: 1_000 });
+  await registry.register("default", "backend-1", dataplane("backend-1"));
+  clock.ms = T + 5_000;
+
+  await registry.sweep();
+
+  t.deepEqual(stateOf(registry.view(stored(store))), { state: "online", lastSeenTime: iso(T) });
+});

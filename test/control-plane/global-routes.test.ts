@@ -3,7 +3,7 @@
 import test from "ava";
 import { call, containerPatch, controlPlaneFor } from "./helpers.js";
 
-test("global › given names ending in .yaml, when PUT, then a ContainerPatch takes one and a Mesh is refused naming the URL's name", async (t) => {
+test("global › given names ending in .yaml, when PUT, then a ContainerPatch takes one and a Mesh is refused naming the URL's name, as is a ContainerPatch name starting with -", async (t) => {
   const { cp } = await controlPlaneFor(t);
   t.is((await call(cp.url, "PUT", "/containerpatches/p.yaml", containerPatch("p.yaml"))).status, 201);
   const mesh = await call(cp.url, "PUT", "/meshes/m.yaml", { type: "Mesh", name: "m.yaml" });
@@ -13,6 +13,7 @@ test("global › given names ending in .yaml, when PUT, then a ContainerPatch ta
   const bad = await call(cp.url, "PUT", "/containerpatches/-p", containerPatch("-p"));
   t.is(bad.status, 400);
   t.is(bad.body.detail, "invalid name in the URL");
+  t.deepEqual(bad.body.invalid_parameters.map((p: { field: string }) => p.field), ["name"]);
 });
 
 test("global › given server-owned times in the body, when a ContainerPatch is PUT, then the server's times are kept", async (t) => {

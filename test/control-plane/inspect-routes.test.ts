@@ -2,6 +2,7 @@
 // inspect.test.ts: which paths are inspect endpoints, Kuma's 404/400 bodies, stored resources the engine cannot
 // read (written under another --kuma-version), and the `next` link of a policy's dataplanes.
 import test from "ava";
+import { connect } from "node:net";
 import { parseKumaVersion } from "../../extproc/policy/model/kuma-version.js";
 import { call, controlPlaneFor, dataplane, mtp, startTestControlPlane, tempDir } from "./helpers.js";
 
@@ -105,7 +106,7 @@ test("inspect › given a policy stored under 2.14 that Kuma 2.6 refuses, when r
   t.teardown(() => v26.stop());
   const refused = await call(v26.url, "GET", "/meshes/default/meshtrafficpermissions/modern/_resources/dataplanes");
   t.is(refused.status, 400);
-  t.is(refused.body.detail, "stored MeshTrafficPermission default/modern is not valid");
+  t.like(refused.body, { title: "Could not process a resource", detail: "stored MeshTrafficPermission default/modern is not valid" });
   t.true(refused.body.invalid_parameters.length > 0);
   const rules = await call(v26.url, "GET", `${DP}/dp-1/_rules`);
   t.is(rules.status, 200);
@@ -130,4 +131,41 @@ test("policy dataplanes › given exactly one page of matches, when listed, then
   t.is(first.body.total, 3);
   t.is(new URL(first.body.next).searchParams.get("offset"), "2");
   t.is(new URL(first.body.next).host, new URL(cp.url).host);
+});
+
+/** One HTTP/1.0 GET of `path` with no Host header; the status and the body the server sends before it closes. */
+function hostlessGet(base: string, path: string): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(`GET ${path} HTTP/1.0\r\n\r\n`));
+    let text = "";
+    socket.setEncoding("utf8").on("data", (c: string) => (text += c));
+    socket.on("error", reject);
+    socket.on("end", () => resolve({ status: Number(text.split(" ")[1]), body: text.slice(text.indexOf("\r\n\r\n") + 4) }));
+  });
+}
+
+test("policy dataplanes › given a request with no Host header, when a page has a next one, then next names localhost", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/all", mtp("all"));
+  for (const n of ["dp-1", "dp-2"]) await call(cp.url, "PUT", `${DP}/${n}`, dataplane(n));
+
+  const reply = await hostlessGet(cp.url, "/meshes/default/meshtrafficpermissions/all/_resources/dataplanes?size=1");
+
+  t.is(reply.status, 200, reply.body);
+  t.is(JSON.parse(reply.body).next, "http://localhost/meshes/default/meshtrafficpermissions/all/_resources/dataplanes?size=1&offset=1");
+});
+
+test("policy dataplanes › given a policy whose targetRef is a MeshHTTPRoute, when its dataplanes are read, then they are those the route selects", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  for (const [name, service] of [["dp-a", "svc-a"], ["dp-b", "svc-b"]] as const) await call(cp.url, "PUT", `${DP}/${name}`, dataplane(name, service));
+  const route = { type: "MeshHTTPRoute", mesh: "default", name: "r", spec: { targetRef: { kind: "MeshService", name: "svc-a" }, to: [{ targetRef: { kind: "MeshService", name: "svc-b" }, rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], default: {} }] }] } };
+  t.is((await call(cp.url, "PUT", "/meshes/default/meshhttproutes/r", route)).status, 201);
+  const limit = { type: "MeshRateLimit", mesh: "default", name: "on-r", spec: { targetRef: { kind: "MeshHTTPRoute", name: "r" }, to: [{ targetRef: { kind: "Mesh" }, default: { local: { http: { requestRate: { num: 1, interval: "1s" } } } } }] } };
+  t.is((await call(cp.url, "PUT", "/meshes/default/meshratelimits/on-r", limit)).status, 201);
+
+  const selected = await call(cp.url, "GET", "/meshes/default/meshratelimits/on-r/_resources/dataplanes");
+
+  t.is(selected.status, 200);
+  t.deepEqual(selected.body.items.map((i: { name: string }) => i.name), ["dp-a"]);
 });

@@ -75,3 +75,29 @@ test("meshes › given /meshes and /meshes/{name}, when called with a method the
     t.is(reply.headers.get("allow"), allow, `${method} ${path}`);
   }
 });
+
+test("meshes › given a mesh known through a policy that later got a Mesh, when the policy and then the Mesh are deleted and a new policy is PUT there, then /meshes lists it again", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  t.is((await call(cp.url, "PUT", "/meshes/staging/meshtrafficpermissions/p", mtp("p", "Allow", "staging"))).status, 201);
+  t.is((await call(cp.url, "PUT", "/meshes/staging", { type: "Mesh", name: "staging" })).status, 201);
+  t.is((await call(cp.url, "DELETE", "/meshes/staging/meshtrafficpermissions/p")).status, 200);
+  t.is((await call(cp.url, "DELETE", "/meshes/staging")).status, 200);
+  t.deepEqual(names((await call(cp.url, "GET", "/meshes")).body), ["default"]);
+
+  t.is((await call(cp.url, "PUT", "/meshes/staging/meshtrafficpermissions/q", mtp("q", "Allow", "staging"))).status, 201);
+
+  t.deepEqual(names((await call(cp.url, "GET", "/meshes")).body), ["default", "staging"]);
+});
+
+test("meshes › given two meshes, when a policy is deleted from a mesh that stays listed, then /meshes is not rendered again", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  t.is((await call(cp.url, "PUT", "/meshes/staging", { type: "Mesh", name: "staging" })).status, 201);
+  t.is((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/p", mtp("p"))).status, 201);
+  t.deepEqual(names((await call(cp.url, "GET", "/meshes")).body), ["default", "staging"]);
+  const renders = await metric(cp.url, "meshext_control_plane_list_page_renders_total");
+
+  t.is((await call(cp.url, "DELETE", "/meshes/default/meshtrafficpermissions/p")).status, 200);
+
+  t.deepEqual(names((await call(cp.url, "GET", "/meshes")).body), ["default", "staging"]);
+  t.is(await metric(cp.url, "meshext_control_plane_list_page_renders_total"), renders, "the same version of the list, served from its rendering");
+});

@@ -98,6 +98,9 @@ test("paths › given an unknown type or sub-path, when read, then 404 names the
     "/meshes/default/meshservices/s/_resources/dataplanes",
     `${DP}/dp-1/_unknown`,
     `${DP}/dp-1/_heartbeat/x`,
+    `${DP}/dp-1/_rules/x`,
+    `${DP}/dp-1/_policy-set/x`,
+    `${DP}/dp-1/_decision-samples/x`,
     `${DP}/dp-1/x/_heartbeat`,
     `${DP}/dp-1/x/_rules`,
     `${DP}/dp-1/x/_policy-set`,
@@ -188,6 +191,18 @@ test("resources › given a missing resource, when it is read or deleted, then 4
     t.is(dp.status, 404, method);
     t.is(dp.body.detail, "Dataplane default/nope not found", method);
   }
+});
+
+test("resources › given a stored policy, when it is read by name, then it comes back as stored, with no dataplane status", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  const put = await call(cp.url, "PUT", `${MTP}/p`, mtp("p"));
+
+  const got = await call(cp.url, "GET", `${MTP}/p`);
+
+  const { warnings: _warnings, ...stored } = put.body;
+  t.is(got.status, 200);
+  t.deepEqual(got.body, stored);
+  t.is(got.body.status, undefined);
 });
 
 test("resources › given a bad mesh or name in the URL, when PUT, then 400 names the path part and nothing is stored", async (t) => {
