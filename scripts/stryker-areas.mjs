@@ -71,6 +71,7 @@ export const STRYKER_AREAS = {
       "test/control-plane/routes.test.ts", "test/control-plane/mesh-routes.test.ts", "test/control-plane/policy-set-routes.test.ts", "test/control-plane/inspect-routes.test.ts",
       "test/control-plane/global-routes.test.ts", "test/hardening/request-target.test.ts",
       "test/control-plane/decision-samples-evict.test.ts",
+      "test/control-plane/dry-run-what-if-samples.test.ts", "test/control-plane/dry-run-reply.test.ts",
     ],
   },
   policy: {

@@ -104,6 +104,8 @@ test("metrics › routeTemplate keeps the label set bounded: names become placeh
     "/metrics/x": "/{type}/{name}",
     "/_resources/x": "/{type}/{name}",
     "/zones/z/y": "other",
+    "/meshes/prod/dataplanes/web-1/_rules/x": "other",
+    "/meshes/prod/dataplanes/web-1/_heartbeat/x": "other",
   };
   for (const [path, template] of Object.entries(cases)) t.is(routeTemplate(path), template, path);
 });

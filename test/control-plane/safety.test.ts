@@ -145,6 +145,12 @@ test("safety › given invalid YAML or several documents, then 400 names the par
   t.true(broken.detail?.startsWith("request body is not valid YAML or JSON: Flow sequence"), broken.detail);
 });
 
+test("safety › given a YAML 1.1 document whose value the parser cannot build (a merge key of a scalar), then 400 says the body could not be read", (t) => {
+  // `%YAML 1.1` turns on merge keys: the document parses, and building its value throws
+  t.deepEqual(refusal("%YAML 1.1\n---\na:\n  <<: 5\n", DEFAULT_BODY_LIMITS), { status: 400, detail: "request body could not be read: Merge sources must be maps or map aliases" });
+  t.deepEqual(refusal("%YAML 1.1\n---\na:\n  <<: {b: 1}\n", DEFAULT_BODY_LIMITS), { value: { a: { b: 1 } } }, "a merge of a map is read");
+});
+
 test("safety › given repeated keys in any YAML mapping, then 400 names the repeated key; keys repeated only across mappings are fine", (t) => {
   const dup = (k: string) => ({ status: 400, detail: `request body is not valid YAML or JSON: map keys must be unique (${JSON.stringify(k)} repeats)` });
   t.deepEqual(refusal("a: 1\nb: 2\na: 3", DEFAULT_BODY_LIMITS), dup("a"));

@@ -5,6 +5,7 @@ import { connect } from "node:net";
 import { Writable } from "node:stream";
 import { createLogger } from "../../extproc/log.js";
 import { DEFAULT_OFFLINE_GC_AGE_MS, DEFAULT_OFFLINE_TIMEOUT_MS, startControlPlane } from "../../extproc/control-plane/server.js";
+import { pollUntil } from "../helpers/poll-until.js";
 import { call, controlPlaneFor, dataplane, mtp, startTestControlPlane, tempDir } from "./helpers.js";
 
 /** A debug-level logger whose JSON lines are kept in `lines`. */
@@ -107,6 +108,48 @@ test("server › given a reply with no body (304), then it carries no content-ty
   t.is(same.status, 304);
   t.is(same.headers.get("content-type"), null);
   t.is((await call(cp.url, "GET", "/meshes/default/meshtrafficpermissions/none")).headers.get("content-type"), "application/json");
+});
+
+test("server › given a reply with a JSON body, then it is the body pretty-printed with a final newline", async (t) => {
+  const { cp } = await controlPlaneFor(t);
+  const text = await (await fetch(`${cp.url}/meshes/default/meshtrafficpermissions/none`)).text();
+  t.is(text, JSON.stringify(JSON.parse(text), null, 2) + "\n");
+});
+
+test("server › given a write the store refuses for lack of space (ENOSPC, EDQUOT), then 507 Insufficient Storage naming the error; any other error is a 500", async (t) => {
+  // Given a control plane whose store fails every write with the given error code
+  const { cp } = await controlPlaneFor(t);
+  const failingWith = (code: string, message: string) => {
+    cp.store.put = () => Promise.reject(Object.assign(new Error(message), { code }));
+  };
+  for (const [code, message] of [["ENOSPC", "ENOSPC: no space left on device, write"], ["EDQUOT", "EDQUOT: disk quota exceeded, write"]]) {
+    failingWith(code!, message!);
+    // When a policy is PUT
+    const reply = await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/p", mtp("p"));
+    // Then 507, the title and detail saying the data directory is full and why
+    t.is(reply.status, 507, code);
+    t.like(reply.body, { status: 507, title: "Insufficient Storage", detail: `the control plane's data directory is full: ${message}` }, code);
+  }
+  failingWith("EIO", "EIO: i/o error, write");
+  t.like((await call(cp.url, "PUT", "/meshes/default/meshtrafficpermissions/p", mtp("p"))).body, { status: 500, title: "Internal Server Error", detail: "EIO: i/o error, write" });
+});
+
+test("server › given a held long-poll, when its client goes away, then it is no longer held, long before its wait ends", async (t) => {
+  // Given a long-poll of a minute held on the policy list
+  const { cp } = await controlPlaneFor(t);
+  const waiters = async () => Number(/^meshext_control_plane_long_poll_waiters\{collection_kind="MeshTrafficPermission"\} (\S+)$/m.exec(await (await fetch(`${cp.url}/metrics`)).text())?.[1]);
+  const etag = (await fetch(`${cp.url}/meshes/default/meshtrafficpermissions`)).headers.get("etag")!;
+  const client = new AbortController();
+  const held = fetch(`${cp.url}/meshes/default/meshtrafficpermissions?wait=60s`, { headers: { "if-none-match": etag }, signal: client.signal }).then(
+    () => "answered",
+    () => "aborted",
+  );
+  await pollUntil("the long-poll held", waiters, (n) => n === 1, 10_000);
+  // When the client aborts it
+  client.abort();
+  t.is(await held, "aborted");
+  // Then the control plane lets it go within seconds, not at the end of the minute
+  t.is(await pollUntil("the abandoned long-poll let go", waiters, (n) => n === 0, 10_000), 0);
 });
 
 test("server › given /metrics/ with a trailing slash, then it is the metrics endpoint; a path that only starts with /metrics is not", async (t) => {
