@@ -4,6 +4,7 @@
 import { isResourceName } from "../policy/documents/resource-name.js";
 import { parseContainerPatch } from "../inject/container-patch.js";
 import { versionTraits, type KumaVersion } from "../policy/model/kuma-version.js";
+import { INBOUND_STATES } from "../policy/model/dataplane.js";
 import { validatePolicyObject } from "../policy/documents/parse.js";
 import { meshViolations } from "../kuma-rest/mesh-resource.js";
 import { CONTAINER_PATCH_TYPE, DATAPLANE_TYPE, MESH_TYPE, type ResourceType, SERVICE_TYPES } from "../kuma-rest/resources.js";
@@ -103,6 +104,9 @@ export function dataplaneViolations(doc: Obj, kumaVersion?: KumaVersion): Violat
       if (!isObj(ib)) return void out.push({ field: at, message: "must be a mapping" });
       if (!Number.isInteger(ib.port) || (ib.port as number) < 1 || (ib.port as number) > 65535) {
         out.push({ field: `${at}.port`, message: "port must be in the range from 1 to 65535" });
+      }
+      if (ib.state !== undefined && !(INBOUND_STATES as readonly unknown[]).includes(ib.state)) {
+        out.push({ field: `${at}.state`, message: `must be one of ${INBOUND_STATES.join(", ")}` });
       }
       if (!tagsRequired && ib.tags === undefined) return;
       if (!isObj(ib.tags)) return void out.push({ field: `${at}.tags`, message: tagsRequired ? "must be a mapping with at least kuma.io/service" : "must be a mapping" });

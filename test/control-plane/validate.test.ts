@@ -244,3 +244,11 @@ test("dataplanes › given Kuma 3.0, when inbounds have no tags, then they are v
 test("dataplanes › given a valid inbound with extra string tags, when validated, then no violation", (t) => {
   t.deepEqual(dataplaneViolations({ networking: { address: "10.0.0.1", inbound: [{ port: 8080, tags: { "kuma.io/service": "backend", version: "v1" } }] } }), []);
 });
+
+test("dataplanes › given an inbound state Kuma does not define, when validated, then the state is named; Ready, NotReady and Ignored pass", (t) => {
+  const tags = { "kuma.io/service": "backend" };
+  const states = ["Bogus", "ready", 1, null];
+  t.deepEqual(dataplaneViolations({ networking: { address: "10.0.0.1", inbound: states.map((state, i) => ({ port: 80 + i, tags, state })) } }),
+    states.map((_, i) => ({ field: `networking.inbound[${i}].state`, message: "must be one of Ready, NotReady, Ignored" })));
+  t.deepEqual(dataplaneViolations({ networking: { address: "10.0.0.1", inbound: ["Ready", "NotReady", "Ignored"].map((state, i) => ({ port: 80 + i, tags, state })) } }), []);
+});

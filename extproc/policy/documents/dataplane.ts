@@ -2,7 +2,7 @@
 // (universal YAML) or from `--mesh` + `--dataplane-tags k=v,…`. Returns violations instead of throwing.
 import { at, Issues, isObj } from "./issues.js";
 import { parseDocuments } from "./parse.js";
-import { SERVICE_TAG, type Dataplane, type Inbound } from "../model/dataplane.js";
+import { INBOUND_STATES, SERVICE_TAG, type Dataplane, type Inbound } from "../model/dataplane.js";
 import type { ProxyType, Violation } from "../model/types.js";
 import { versionTraits, type KumaVersion } from "../model/kuma-version.js";
 
@@ -52,7 +52,7 @@ export function dataplaneFromObject(doc: unknown, kumaVersion?: KumaVersion): Da
       const port = issues.int(ib.port, at(p, "port"), 1, 65535, false);
       const ibName = typeof ib.name === "string" ? ib.name : port !== undefined ? String(port) : `inbound[${i}]`;
       const declared = typeof ib.name === "string" ? { declaredName: ib.name } : {};
-      issues.oneOf(ib.state, at(p, "state"), ["Ready", "NotReady", "Ignored"] as const, false);
+      issues.oneOf(ib.state, at(p, "state"), INBOUND_STATES, false);
       const ignored = ib.state === "Ignored" ? { ignored: true as const } : {};
       inbounds.push({ name: ibName, ...declared, ...(port !== undefined ? { port } : {}), tags: { ...(tags ?? {}) }, ...ignored });
     });

@@ -4,6 +4,9 @@ import type { ProxyType } from "./types.js";
 
 export const SERVICE_TAG = "kuma.io/service";
 
+/** The values of an inbound's `state` (Kuma's api/mesh/v1alpha1 dataplane.proto, Inbound.State). */
+export const INBOUND_STATES = ["Ready", "NotReady", "Ignored"] as const;
+
 export interface Inbound {
   /** Inbound name (2.10+ sectionName) or `port` as text, or "inbound[i]". */
   name: string;
