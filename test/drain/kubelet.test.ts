@@ -112,7 +112,7 @@ function assertDenied(t: ExecutionContext, pod: Pod, untilMs: number): void {
   t.log(`while the app was up: shop client ${endedBefore(pod.load, untilMs).length} requests, other namespace ${denied.length} (all 403)`);
 }
 
-async function startPod(t: ExecutionContext, mode: SidecarMode, appLingerMs: number): Promise<Pod | undefined> {
+async function startPod(t: ExecutionContext, mode: SidecarMode, appLingerMs: number, holdApp = false): Promise<Pod | undefined> {
   const missing = netnsUnavailable() ?? (which("iptables-restore") ? undefined : "no iptables-restore (Debian package iptables)") ?? (which("openssl") ? undefined : "no openssl (the mesh's certificates)");
   if (missing) {
     t.log(`skipped: ${missing}`);
@@ -180,7 +180,7 @@ async function startPod(t: ExecutionContext, mode: SidecarMode, appLingerMs: num
     t.is(post.code, 0, `postStart wait-ready: ${post.stderr}`);
   }
   // 3. The app, on every address (kubelet probes the pod IP); only the redirect and Envoy stand before it.
-  const app = start("pod", [process.execPath, POD + "app-process.js", String(APP_PORT), String(APP_DELAY_MS), String(appLingerMs), "0.0.0.0"]);
+  const app = start("pod", [process.execPath, POD + "app-process.js", String(APP_PORT), String(APP_DELAY_MS), String(appLingerMs), "0.0.0.0", ...(holdApp ? ["hold"] : [])]);
   await until("the app", () => app.lines.find((l) => l.app === "started"));
   // kubelet's readiness probe, rewritten to the probe port, reaches the app from the node (here: the peer).
   const probe = await net.fetchFrom("peer", `http://${net.podIp}:${s.probePort}/${APP_PORT}/`);
@@ -217,8 +217,10 @@ function expectSidecarExit(t: ExecutionContext, sidecar: Proc, code: number | nu
 }
 
 test.serial("kubelet › native: preStop enters drain-forever, the app is served until it exits, the sidecar exits within 1 s of its SIGTERM", async (t) => {
-  const APP_LINGER_MS = 7000; // an app with a slow shutdown; exec hooks start slowly on a loaded machine (seen: 8 s)
-  const pod = await startPod(t, "native", APP_LINGER_MS);
+  // An app with a slow shutdown: at least 7 s, and held until the checks below have run while it was up (an exec
+  // hook's node start took 7.5 s on a loaded machine, longer than any fixed linger we would pick)
+  const APP_LINGER_MS = 7000;
+  const pod = await startPod(t, "native", APP_LINGER_MS, true);
   if (!pod) return;
   const { net, sidecar, app } = pod;
   const hook = (pod.rendered.sidecar as Obj).lifecycle.preStop.exec.command as string[];
@@ -248,6 +250,7 @@ test.serial("kubelet › native: preStop enters drain-forever, the app is served
   t.like(status, { status: 200 }, "the sidecar still runs while the app shuts down");
   if ("body" in status) t.like(JSON.parse(status.body), { draining: true, deadline: null });
   t.is(app.exitedAtMs, undefined, "all of this while the app is still shutting down");
+  app.child.kill("SIGUSR1"); // the app may exit once its linger is over
 
   // The app finishes on its own time, then the sidecar stops.
   const code = await sidecarsStopped;

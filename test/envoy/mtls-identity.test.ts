@@ -61,7 +61,9 @@ test("envoy › mTLS: the client certificate's SPIFFE ID, sent as envoy-mtls.yam
   const h = await startTestSidecar(["--policies", policies, "--dataplane-file", join(ENVOY_DIR, "dataplane.yaml")]);
   t.teardown(() => h.stop());
   const envoyFor = (requestAttributes: Record<string, unknown>) => {
-    const envoy = new EnvoyExtProcClient(h.grpcAddress, { requestAttributes, initialMetadata: { "x-meshext-direction": "inbound" } });
+    // (this test is about identity, not latency: a message timeout well above Envoy's 200 ms default keeps a machine
+    // loaded by other work from turning a slow first answer into Envoy's 504)
+    const envoy = new EnvoyExtProcClient(h.grpcAddress, { requestAttributes, initialMetadata: { "x-meshext-direction": "inbound" }, messageTimeoutMs: 5000 });
     t.teardown(() => envoy.close());
     return envoy;
   };
