@@ -136,3 +136,14 @@ test("dataplane document › from flags: one inbound of the tags, kuma.io/servic
     ["mesh", "must not be empty"],
   ]);
 });
+
+test("dataplane document › given --dataplane-tags with a blank key after a comma and space, when read, then that part is rejected as written, trimmed", (t) => {
+  t.deepEqual(pairs(dataplaneFromTags("m", "kuma.io/service=web, =x")), [["dataplane-tags", '"=x" is not key=value']]);
+});
+
+test("dataplane document › given valid --dataplane-tags, when read, then a dataplane and no violations", (t) => {
+  t.deepEqual(dataplaneFromTags("m", "kuma.io/service=web"), {
+    dataplane: { mesh: "m", name: "dataplane", proxyType: "Sidecar", inbounds: [{ name: "inbound[0]", tags: { "kuma.io/service": "web" } }] },
+    violations: [],
+  });
+});

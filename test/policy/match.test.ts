@@ -146,3 +146,24 @@ test("match › given MeshHTTPRoute refs, when matched, then the named route's o
   ];
   for (const [name, ref, expected] of cases) t.is(selectsInbound(ref, ib, dp, { routes }), expected, name);
 });
+
+test("match › 2.14: a Dataplane sectionName \"undefined\" does not select an inbound with neither name nor port", (t) => {
+  // given an inbound known only by its index; when a Dataplane ref names section "undefined"; then it is not selected
+  const bare = { name: "inbound[0]", tags: { "kuma.io/service": "backend" } };
+  const other: Dataplane = { ...dp, inbounds: [bare] };
+  t.false(selectsInbound({ kind: "Dataplane", sectionName: "undefined" }, bare, other, { traits: versionTraits("2.14") }));
+  t.true(selectsInbound({ kind: "Dataplane" }, bare, other, { traits: versionTraits("2.14") }));
+});
+
+test("match › a MeshSubset selector's inherited keys are not tags it requires", (t) => {
+  // given selector tags whose prototype carries an enumerable key; when matched; then only its own keys count
+  const tags = Object.assign(Object.create({ team: "payments" }) as Record<string, string>, { version: "v1" });
+  t.true(selectsInbound({ kind: "MeshSubset", tags }, ib, dp));
+});
+
+test("match › asSubset of a MeshService without a name requires an empty service; tags count only on subset kinds", (t) => {
+  t.deepEqual(asSubset({ kind: "MeshService" }), [pos("kuma.io/service", "")]);
+  t.deepEqual(asSubset({ kind: "MeshService", name: "web", tags: { version: "v2" } }), [pos("kuma.io/service", "web")]);
+  t.deepEqual(asSubset({ kind: "Mesh", tags: { version: "v2" } }), []);
+  t.deepEqual(asSubset({ kind: "MeshSubset", tags: { version: "v2" } }), [pos("version", "v2")]);
+});

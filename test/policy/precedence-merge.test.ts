@@ -1,7 +1,7 @@
 // precedence › Kuma 2.6 sort keys; merge › JSON merge patch with atomic lists and ignored nulls.
 import test from "ava";
 import { mergeConfs } from "../../extproc/policy/selection/merge.js";
-import { sortByPrecedence } from "../../extproc/policy/selection/precedence.js";
+import { byPrecedence, sortByPrecedence } from "../../extproc/policy/selection/precedence.js";
 import type { Policy, PolicyRole, TargetRef } from "../../extproc/policy/model/types.js";
 import type { KumaVersion } from "../../extproc/policy/model/kuma-version.js";
 
@@ -81,3 +81,33 @@ test("2.14: sectionName is a Dataplane key only: two MeshService refs go by name
   [p("a", { kind: "MeshService", name: "backend" }), p("b", { kind: "MeshService", name: "backend", sectionName: "http" })], ["b", "a"], "2.14");
 test("2.14: a MeshGateway ref with more listener tags outranks one with fewer", order,
   [p("b", { kind: "MeshGateway", name: "gw", tags: { port: "80" } }), p("a", { kind: "MeshGateway", name: "gw" })], ["a", "b"], "2.14");
+
+// Each test below also runs with its inputs reversed: a key that answers the same sign whatever the order would
+// pass one order by luck of the sort.
+const bothOrders = test.macro({
+  exec(t, policies: Policy[], expected: string[], compat: KumaVersion = "2.14") {
+    // given two policies in either input order; when sorted; then the same order, winner last
+    t.deepEqual(sortByPrecedence(policies, compat).map((x) => x.name), expected);
+    t.deepEqual(sortByPrecedence([...policies].reverse(), compat).map((x) => x.name), expected);
+  },
+  title: (provided = "") => `precedence › ${provided}`,
+});
+test("2.14: a Dataplane ref by name and one to all proxies tie, so the name decides", bothOrders,
+  [p("b", { kind: "Dataplane", name: "dp-1" }), p("a", { kind: "Dataplane" })], ["b", "a"]);
+test("2.14: a Dataplane ref with sectionName outranks one without, in either input order", bothOrders,
+  [p("a", { kind: "Dataplane", labels: { app: "x" } }), p("b", { kind: "Dataplane", labels: { app: "x" }, sectionName: "http" })], ["a", "b"]);
+test("2.14: a workload-owner policy outranks a consumer one, whatever their names", bothOrders,
+  [role("a-consumer", "consumer"), role("z-owner", "workload-owner")], ["a-consumer", "z-owner"]);
+test("2.14: listener tags are a MeshGateway key only: two MeshSubset refs go by name", bothOrders,
+  [p("a", { kind: "MeshSubset", tags: { x: "1" } }), p("b", { kind: "MeshSubset", tags: { x: "1", y: "2" } })], ["b", "a"]);
+
+test("precedence › 2.14: two policies with the same display name tie: the comparator answers 0 and the sort keeps input order", (t) => {
+  // given two Kubernetes policies of one display name (other namespaces); when compared and sorted; then a tie
+  const x = p("web.ns-1", { kind: "Mesh" }, { "kuma.io/display-name": "web" });
+  const y = p("web.ns-2", { kind: "Mesh" }, { "kuma.io/display-name": "web" });
+  t.is(byPrecedence("2.14")(x, y), 0);
+  t.deepEqual(sortByPrecedence([x, y], "2.14").map((z) => z.name), ["web.ns-1", "web.ns-2"]);
+  t.deepEqual(sortByPrecedence([y, x], "2.14").map((z) => z.name), ["web.ns-2", "web.ns-1"]);
+});
+
+test("non-objects are skipped (a list, a string, a number, undefined)", merges, [{ a: 1 }, [9], "x", 5, undefined], { a: 1 });

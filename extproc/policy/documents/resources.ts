@@ -88,6 +88,8 @@ export function resourceFromObject(doc: unknown): { resource?: Resource; violati
   const namespace = crd ? issues.str(meta.namespace, "metadata.namespace", false) : undefined;
   const labels = issues.stringMap(meta.labels, crd ? "metadata.labels" : "labels", false) ?? {};
   const spec = (dropNulls(crd || kind !== "Mesh" ? o.spec : o) ?? {}) as Obj;
+  // universal form: `mesh: 123` (YAML reads a number) is rejected as in a policy, not read as the default mesh
+  const meshField = crd || kind === "Mesh" ? undefined : issues.str(o.mesh, "mesh", false);
   if (!kind || issues.list.length > 0) return { violations: issues.list };
   if (kind === "Mesh") {
     const mtls = isObj(spec.mtls) ? spec.mtls : {};
@@ -101,7 +103,7 @@ export function resourceFromObject(doc: unknown): { resource?: Resource; violati
     if (issues.list.length > 0) return { violations: issues.list };
     return { resource: { kind, name: shortName, labels, mtlsEnabled: typeof mtls.enabledBackend === "string" && mtls.enabledBackend !== "" }, violations: [] };
   }
-  const mesh = (crd ? labels[LABEL.mesh] : typeof o.mesh === "string" ? o.mesh : undefined) ?? "default";
+  const mesh = (crd ? labels[LABEL.mesh] : meshField) ?? "default";
   const name = namespace ? `${shortName}.${namespace}` : shortName;
   if (kind === "MeshIdentity" || kind === "MeshTrust") {
     // Kuma's validators, the one check for every source (directory, control plane PUT, sidecar fetch).
