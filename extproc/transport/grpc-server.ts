@@ -2,7 +2,7 @@
 // routing by :path, one Call per stream, trailers, connection rotation and graceful shutdown. It replaces
 // a general-purpose gRPC server because per-call overhead is most of what an ext_proc request costs.
 import { existsSync, statSync, unlinkSync } from "node:fs";
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import {
   constants as h2, createServer, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream,
 } from "node:http2";
@@ -57,6 +57,8 @@ export class GrpcServer {
   private readonly methods = new Map<string, Method<unknown, unknown>>();
   private readonly servers: Http2Server[] = [];
   private readonly sessions = new Set<ServerHttp2Session>();
+  /** Every open connection: a session closed gracefully keeps its socket until the peer ends its side. */
+  private readonly sockets = new Set<Socket>();
 
   private readonly reportError = (error: Error) => this.options.onHandlerError?.(error);
 
@@ -70,6 +72,7 @@ export class GrpcServer {
   async bind(address: string): Promise<string> {
     const target = listenTarget(address);
     const server = createServer({ maxSessionMemory: this.options.maxSessionMemoryMiB });
+    server.on("connection", (socket: Socket) => this.onConnection(socket));
     server.on("session", (session) => this.onSession(session));
     server.on("stream", (stream, headers) => this.onStream(stream, headers));
     if ("path" in target && (await staleSocket(target.path))) unlinkSync(target.path);
@@ -103,7 +106,14 @@ export class GrpcServer {
     await Promise.race([Promise.all(sessionsClosed), graceOver]);
     clearTimeout(timer);
     for (const session of this.sessions) session.destroy();
+    // A peer that never ends its side (gone without a word) would hold server.close() forever.
+    for (const socket of this.sockets) socket.destroy();
     await Promise.all(serversClosed);
+  }
+
+  private onConnection(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.once("close", () => this.sockets.delete(socket));
   }
 
   private onSession(session: ServerHttp2Session): void {

@@ -1,0 +1,119 @@
+// grpc server errors › grpc-server.ts at its edges: a listen address with no colon, the port closed after
+// shutdown, and HTTP/2 session and stream errors reported to onStreamError (and harmless without one).
+import test from "ava";
+import { connect as h2connect, constants as h2 } from "node:http2";
+import { connect } from "node:net";
+import { frameMessage } from "../../extproc/transport/grpc-wire.js";
+import { GrpcServer, type GrpcServerOptions, type Method } from "../../extproc/transport/grpc-server.js";
+import { exchange } from "./raw-grpc.js";
+
+const PATH = "/test.Errors/Call";
+const options = { maxReceiveMessageBytes: 1024, maxSessionMemoryMiB: 8, maxStreamsPerConnection: 0, onRotate() {} };
+const echo: Method<Buffer, Buffer> = {
+  path: PATH, decode: (b) => Buffer.from(b), encode: (m) => m,
+  open: (call) => ({ onMessage: (m) => call.write(m), onHalfClose: () => call.end(), onReadError() {}, onCancel() {} }),
+};
+
+/** Polls `check` every 10 ms until it holds or `ms` pass. */
+async function until(check: () => boolean, ms = 3000): Promise<boolean> {
+  for (const started = Date.now(); !check() && Date.now() - started < ms; ) await new Promise((r) => setTimeout(r, 10));
+  return check();
+}
+
+async function started(t: { teardown(fn: () => unknown): void }, extra: Partial<GrpcServerOptions> = {}) {
+  const server = new GrpcServer({ ...options, ...extra });
+  server.add(echo);
+  const address = await server.bind("127.0.0.1:0");
+  t.teardown(() => server.shutdown(100));
+  return { server, address, port: Number(address.slice(address.lastIndexOf(":") + 1)) };
+}
+
+/** Writes bytes that are not an HTTP/2 preface on a TCP connection to `port`. */
+function garbage(port: number): void {
+  const socket = connect(port, "127.0.0.1");
+  socket.on("error", () => {});
+  socket.end("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+}
+
+/** Opens a call on `address` and resets it with `code` once its message is sent. */
+async function resetCall(address: string, code: number): Promise<void> {
+  const session = h2connect(`http://${address}`);
+  session.on("error", () => {});
+  const req = session.request({ ":method": "POST", ":path": PATH, "content-type": "application/grpc", te: "trailers" });
+  req.on("error", () => {});
+  req.write(frameMessage(Buffer.from("x")), () => req.close(code));
+  await new Promise((r) => req.once("close", r));
+  session.close();
+}
+
+test("grpc server errors › given a listen address that is a bare port with no colon, then bind refuses it as not host:port", async (t) => {
+  // Given a server
+  const server = new GrpcServer(options);
+  t.teardown(() => server.shutdown(100));
+  // When / then: a number alone is not taken for host "909" and port 9090
+  await t.throwsAsync(server.bind("9090"), { message: 'gRPC listen address "9090" is not host:port or unix:/path' });
+});
+
+test("grpc server errors › given a server shut down, then its port no longer accepts connections", async (t) => {
+  // Given a server that has served a call
+  const server = new GrpcServer(options);
+  server.add(echo);
+  const address = await server.bind("127.0.0.1:0");
+  const session = h2connect(`http://${address}`);
+  session.on("error", () => {});
+  t.deepEqual((await exchange(session, [frameMessage(Buffer.from("a"))], { ":path": PATH })).messages.map(String), ["a"]);
+  session.close();
+  // When it shuts down
+  await server.shutdown(100);
+  // Then a new connection to its port is refused
+  const port = Number(address.slice(address.lastIndexOf(":") + 1));
+  const error = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(undefined);
+    });
+    socket.once("error", resolve);
+  });
+  t.is(error?.code, "ECONNREFUSED");
+});
+
+test("grpc server errors › given a peer that does not speak HTTP/2, then its session error goes to onStreamError", async (t) => {
+  // Given a server collecting stream errors
+  const errors: string[] = [];
+  const { port } = await started(t, { onStreamError: (e) => errors.push(e.message) });
+  // When a peer sends an HTTP/1.1 request instead of the HTTP/2 preface
+  garbage(port);
+  // Then the session's protocol error is reported
+  t.true(await until(() => errors.length > 0));
+  t.deepEqual(errors, ["Received bad client magic byte string"]);
+});
+
+test("grpc server errors › given a client that resets a call with INTERNAL_ERROR, then the stream error goes to onStreamError", async (t) => {
+  // Given a server collecting stream errors
+  const errors: string[] = [];
+  const { address } = await started(t, { onStreamError: (e) => errors.push(e.message) });
+  // When a client resets its call with an error code
+  await resetCall(address, h2.NGHTTP2_INTERNAL_ERROR);
+  // Then the stream's error is reported
+  t.true(await until(() => errors.length > 0));
+  t.deepEqual(errors, ["Stream closed with error code NGHTTP2_INTERNAL_ERROR"]);
+});
+
+test("grpc server errors › given no onStreamError, then session and stream errors are dropped and the server keeps serving", async (t) => {
+  // Given a server with no error callback
+  const { address, port } = await started(t);
+  const uncaught: Error[] = [];
+  const onUncaught = (e: Error) => uncaught.push(e);
+  process.on("uncaughtException", onUncaught);
+  t.teardown(() => void process.off("uncaughtException", onUncaught));
+  // When a peer sends garbage and a client resets a call with an error code
+  garbage(port);
+  await resetCall(address, h2.NGHTTP2_INTERNAL_ERROR);
+  // Then nothing escapes, and the next call is answered
+  const session = h2connect(`http://${address}`);
+  session.on("error", () => {});
+  t.teardown(() => session.close());
+  t.deepEqual((await exchange(session, [frameMessage(Buffer.from("b"))], { ":path": PATH })).messages.map(String), ["b"]);
+  t.deepEqual(uncaught, []);
+});
