@@ -96,10 +96,11 @@ export class GrpcServer {
   /** Stops accepting, lets calls in flight finish for up to graceMs, then closes what is left. */
   async shutdown(graceMs: number): Promise<void> {
     const serversClosed = this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
+    // A session already closing (a rotated connection) may still carry calls: it too is waited for, up to the grace.
     const sessionsClosed = [...this.sessions].map((session) => new Promise<void>((resolve) => {
-      if (session.closed || session.destroyed) return resolve();
+      if (session.destroyed) return resolve();
       session.once("close", () => resolve());
-      session.close();
+      if (!session.closed) session.close();
     }));
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));

@@ -1,7 +1,11 @@
 // grpc server rotation › a peer that ignores the rotation GOAWAY and never closes its side: the server ends the
-// rotated connection itself after ROTATION_GRACE_MS, and shutdown returns within its grace all the same.
+// rotated connection itself after ROTATION_GRACE_MS, and shutdown returns within its grace all the same; a call
+// still running on a rotated connection gets shutdown's grace like any other.
 import test from "ava";
-import { GrpcServer, ROTATION_GRACE_MS } from "../../extproc/transport/grpc-server.js";
+import { GrpcServer, ROTATION_GRACE_MS, type Method, type ServerCall } from "../../extproc/transport/grpc-server.js";
+import { frameMessage } from "../../extproc/transport/grpc-wire.js";
+import { bareServer, exchange } from "./raw-grpc.js";
+import { PROCESS_PATH } from "../../extproc/transport/stream.js";
 import { rawPeer } from "./raw-peer.js";
 
 const options = { maxReceiveMessageBytes: 1024, maxSessionMemoryMiB: 8, maxStreamsPerConnection: 0, onRotate() {} };
@@ -35,4 +39,36 @@ test("grpc server rotation › given a peer that ignores the rotation GOAWAY, th
   const done = await Promise.race([server.shutdown(10_000).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 3000))]);
   t.true(done, "shutdown still waiting after 3 s");
   t.true(Date.now() - begun < 2000, `shutdown took ${Date.now() - begun} ms`);
+});
+
+test("grpc server rotation › given a call still running on a rotated connection, when the server shuts down with a grace, then the call finishes within it", async (t) => {
+  // Given a server that rotates after one stream, and one call it holds open (its handler answers only when told)
+  let held: ServerCall<Buffer> | undefined;
+  const method: Method<Buffer, Buffer> = {
+    path: PROCESS_PATH, decode: (b) => Buffer.from(b), encode: (m) => m,
+    open: (call) => {
+      held = call;
+      return { onMessage() {}, onHalfClose() {}, onReadError() {}, onCancel() {}, onClosed() {} };
+    },
+  };
+  const { server, session } = await bareServer(t, method, { maxStreamsPerConnection: 1 });
+  const goaways: number[] = [];
+  session.on("goaway", (_code, lastStreamId) => goaways.push(lastStreamId));
+  const answer = exchange(session, [frameMessage(Buffer.from("slow"))]);
+  // and the rotation grace is over: the server has closed the connection to new streams (its second GOAWAY)
+  t.true(await until(() => goaways.length >= 2, ROTATION_GRACE_MS + 3000), `GOAWAYs seen: ${goaways.join()}`);
+  t.truthy(held, "the call reached its handler");
+  // When the server shuts down with 3 s of grace, and the call answers 200 ms later
+  const begun = Date.now();
+  const shutdown = server.shutdown(3000);
+  setTimeout(() => {
+    held!.write(Buffer.from("done"));
+    held!.end();
+  }, 200);
+  // Then the client got the answer and an OK status, and shutdown returned once the call was over, not at the grace
+  const got = await answer;
+  t.deepEqual(got.messages.map(String), ["done"]);
+  t.is(got.status, 0);
+  await shutdown;
+  t.true(Date.now() - begun < 2500, `shutdown took ${Date.now() - begun} ms`);
 });
