@@ -107,6 +107,7 @@ export const STRYKER_AREAS = {
       "test/policy/compact-copies.test.ts", "test/policy/compact-detach-nothing.test.ts", "test/policy/normalize-role.test.ts", "test/policy/parse-limits.test.ts",
       "test/policy/simple-yaml-reader.test.ts", "test/policy/yaml-limits-shape.test.ts",
       "test/policy/inspect-dataplane-view.test.ts", "test/policy/explain-report.test.ts", "test/policy/inspect-rules-wire.test.ts", "test/policy/inspect-kri-views.test.ts",
+      "test/policy/validate-rules-only.test.ts", "test/policy/validate-spec.test.ts",
     ],
   },
 };
