@@ -64,3 +64,18 @@ test("mesh identity select › trust domains: the mesh's MeshTrusts, none withou
   t.is(trustedDomains(trusts, id("i", {}), "y"), undefined);
   t.deepEqual(meshTrustFromSpec("m", "t", { trustDomain: "d" }), { kind: "MeshTrust", mesh: "m", name: "t", trustDomain: "d" });
 });
+
+test("mesh identity select › Ready means a condition of type Ready with status True; null conditions are skipped", (t) => {
+  // Given statuses whose only True condition is of another type, or whose conditions hold null; when read; then not ready
+  t.false(meshIdentityFromSpec("m", "i", {}, { conditions: [{ type: "Other", status: "True" }] }).ready);
+  t.false(meshIdentityFromSpec("m", "i", {}, { conditions: [null] }).ready);
+  // and a null before the Ready condition does not hide it
+  t.true(meshIdentityFromSpec("m", "i", {}, { conditions: [null, { type: "Ready", status: "True" }] }).ready);
+});
+
+test("mesh identity select › identities tied on labels and name: the first listed is the one taken", (t) => {
+  // Given two identities of the same name and as many labels, the first not ready; when picked; then none (the first)
+  t.is(dataplaneIdentity([id("dup", { app: "web" }, { ready: false }), id("dup", { app: "web" })], DP), undefined);
+  // and in the other order, the ready one
+  t.is(dataplaneIdentity([id("dup", { app: "web" }), id("dup", { app: "web" }, { ready: false })], DP)?.ready, true);
+});

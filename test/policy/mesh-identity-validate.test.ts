@@ -121,3 +121,27 @@ for (const type of ["PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY", "DSA PRI
 for (const type of ["CERTIFICATE", "TRUSTED CERTIFICATE", "X509 CRL"]) {
   test(`a CA bundle holding a ${type} block is accepted`, trust, { caBundles: [{ type: "Pem", pem: { value: pemBlock(type) } }], trustDomain: "d" }, []);
 }
+
+// each optional section: its parts are optional too, and a wrong part names its own path
+test("a selector without its dataplane part is valid", identity, { selector: {} }, []);
+test("a dataplane selector without matchLabels is valid", identity, { selector: { dataplane: {} } }, []);
+test("a dataplane selector of the wrong shape", identity, { selector: { dataplane: "web" } }, [["spec.selector.dataplane", "must be an object"]]);
+test("a spiffeID without trustDomain or path is valid", identity, { spiffeID: {} }, []);
+test("spiffeID parts that are not strings name their field", identity, { spiffeID: { trustDomain: 3, path: true } }, [
+  ["spec.spiffeID.trustDomain", "must be a string"],
+  ["spec.spiffeID.path", "must be a string"],
+]);
+test("Extension without a name", identity, { provider: { type: "Extension", extension: {} } }, [["spec.provider.extension.name", "extension name needs to be defined"]]);
+test("Extension named by a number", identity, { provider: { type: "Extension", extension: { name: 7 } } }, [["spec.provider.extension.name", "extension name needs to be defined"]]);
+
+// durations: only a minus before a valid duration is "negative"; every other text or type is no duration
+const spireTimeout = (timeout: unknown): Spec => ({ provider: { type: "Spire", spire: { agent: { timeout } } } });
+test("Spire agent timeout of several digits is valid", identity, spireTimeout("10s"), []);
+test("Spire agent timeout of a compound duration is valid", identity, spireTimeout("1m30s"), []);
+test("Spire agent timeout given as a number is no duration", identity, spireTimeout(5), [["spec.provider.spire.agent.timeout", "must be a valid duration"]]);
+test("Spire agent timeout of a minus and no duration is no duration", identity, spireTimeout("-soon"), [["spec.provider.spire.agent.timeout", "must be a valid duration"]]);
+test("certificate expiry of several digits is valid", identity, bundled({ autogenerate: { enabled: true }, certificateParameters: { expiry: "720h" } }), []);
+
+test("a PEM value given as a list is not a certificate, even holding one", trust, { caBundles: [{ type: "Pem", pem: { value: [PEM_CERT] } }], trustDomain: "d" }, [
+  ["spec.caBundles[0].pem.value", "provided certificate has incorrect format"],
+]);

@@ -109,3 +109,15 @@ test("validate rules › given MeshFaultInjection with rules, when it also has f
   for (const [name, from, expected] of cases) t.deepEqual(violations(withFrom(from), "2.14"), expected, name);
   t.deepEqual(violations(mfi([{ default: abort }]), "2.14"), [], "rules alone");
 });
+
+test("validate rules › given matches in a version that has none for the kind, when the rule limits TCP, then only `matches` is refused (they count as no SPIFFE match)", (t) => {
+  // Given MRL at 2.13 (no matches yet) with a spiffeID match and local.tcp; when validated; then the matches alone
+  const doc = mrl([{ matches: [{ spiffeID: { type: "Exact", value: "spiffe://default/web" } }], default: tcpLimit }]);
+  t.deepEqual(violations(doc, "2.13"), [["spec.rules[0].matches", "must not be defined (Kuma 2.13 has no matches here)"]]);
+});
+
+test("validate rules › given a SPIFFE ID without a path, when checked, then the whole rest is its trust domain", (t) => {
+  // Given IDs with no slash after the trust domain; when checked; then every character of the trust domain counts
+  t.is(spiffeIdProblem("spiffe://a"), undefined);
+  t.is(spiffeIdProblem("spiffe://example.orG"), "trust domain characters are limited to lowercase letters, numbers, dots, dashes, and underscores");
+});

@@ -75,6 +75,7 @@ test("given a Mesh with labels and a namespace, when validated, then each must n
   ["spec.targetRef.labels", "must not be set with kind Mesh"],
   ["spec.targetRef.namespace", "must not be set with kind Mesh"],
 ]);
+test("given a top-level MeshService with a sectionName in an outbound-only policy, when validated, then it loads (only a Dataplane's is for inbound policies)", verdict, route({ kind: "MeshService", labels: { app: "web" }, sectionName: "http" }), []);
 test("given a top-level Dataplane with a sectionName in an outbound-only policy, when validated, then sectionName is for inbound policies", verdict, route({ kind: "Dataplane", labels: { app: "web" }, sectionName: "http" }), [
   ["spec.targetRef.sectionName", "can only be used with inbound policies"],
 ]);
