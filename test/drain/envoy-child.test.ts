@@ -96,3 +96,15 @@ test("envoy child › exit statuses read as a shell's: the code, 128 + the signa
   t.is(exitStatusOf({ code: null, signal: "SIGKILL" }), 137);
   t.is(exitStatusOf({ code: null, signal: null }), 1);
 });
+
+test("envoy child › given no log, when the command cannot be started, then it has exited with 127 all the same", async (t) => {
+  const envoy = EnvoyChild.start(["/nonexistent/envoy"], { killGraceMs: 100 });
+  t.deepEqual(await envoy.exited, { code: 127, signal: null });
+});
+
+test("envoy child › given no log and a stand-in that ignores SIGTERM, when stopped, then SIGKILL follows after the grace all the same", async (t) => {
+  const { file, ready } = readiness(t);
+  const envoy = EnvoyChild.start(standIn(true, file), { killGraceMs: 100 });
+  await ready(); // its SIGTERM handler is installed
+  t.deepEqual(await envoy.stop(), { code: null, signal: "SIGKILL" });
+});
