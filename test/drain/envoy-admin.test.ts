@@ -131,7 +131,8 @@ test("drain › envoy admin: a pause longer than the call's deadline is cut to i
   envoy.mode = "fail";
   const t0 = Date.now();
   await t.throwsAsync(() => client.failHealthchecks(), { message: /HTTP 503: unavailable$/, instanceOf: Error });
-  t.true(Date.now() - t0 < 900, `gave up after ${Date.now() - t0} ms`);
+  // (the uncut pause alone would take 2 000 ms: a bound well under it, and far above a loaded machine's timer lateness)
+  t.true(Date.now() - t0 < 1600, `gave up after ${Date.now() - t0} ms`);
   t.is(envoy.calls.length, 1);
 });
 
