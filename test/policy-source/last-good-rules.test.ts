@@ -42,6 +42,7 @@ test("keepLastGoodBy › nothing rejected or nothing previous: exactly the accep
   const accepted = ["MeshTrafficPermission/a"];
   // when nothing was rejected, then the previous ones are dropped
   t.deepEqual(keepLastGoodBy(accepted, [], ["MeshTrafficPermission/old"], key), accepted);
+  t.is(keepLastGoodBy(accepted, [], ["MeshTrafficPermission/old"], key), accepted, "the accepted list itself: a clean read copies nothing");
   // when something was rejected but there was no previous set, then the accepted set is all there is
   t.deepEqual(keepLastGoodBy(accepted, [{ kind: "MeshTrafficPermission", name: "b" }], undefined, key), accepted);
 });
