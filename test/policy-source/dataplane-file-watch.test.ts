@@ -1,6 +1,6 @@
 // Following --dataplane-file: a changed Dataplane is handed on, an unreadable, invalid or other-mesh one is kept out with a warning, an unchanged one does nothing.
 import test from "ava";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, unwatchFile, watchFile, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dataplaneFromObject, type Dataplane } from "../../extproc/policy/documents/dataplane.js";
@@ -21,12 +21,13 @@ function follow(t: import("ava").ExecutionContext, first: Record<string, unknown
   const changes: Dataplane[] = [];
   const warned: Array<{ obj: Record<string, unknown>; msg: string }> = [];
   const infos: string[] = [];
+  const infoObjs: Array<Record<string, unknown>> = [];
   const stop = watchDataplaneFile({
     file,
     intervalMs: 10,
     current: dataplaneFromObject(first).dataplane!,
     onChange: async (dp) => void changes.push(dp),
-    log: { info: (_obj, msg) => void infos.push(msg), warn: (obj, msg) => void warned.push({ obj: obj as Record<string, unknown>, msg }) },
+    log: { info: (obj, msg) => void (infos.push(msg), infoObjs.push(obj as Record<string, unknown>)), warn: (obj, msg) => void warned.push({ obj: obj as Record<string, unknown>, msg }) },
   });
   t.teardown(() => {
     stop();
@@ -44,7 +45,19 @@ function follow(t: import("ava").ExecutionContext, first: Record<string, unknown
     }
     return false;
   };
-  return { file, changes, warned, infos, stop, write, writeUntil };
+  // Writes and waits until the stat poll has seen that write: watchFile shares one poller per file, and the
+  // watcher's listener was added first, so by the time this one runs the watcher has queued its check.
+  const writeSeen = (value: unknown) =>
+    new Promise<void>((resolve) => {
+      const seen = (curr: { size: number }) => {
+        if (curr.size !== statSync(file).size) return;
+        unwatchFile(file, seen);
+        resolve();
+      };
+      watchFile(file, { interval: 10, persistent: false }, seen);
+      write(value);
+    });
+  return { file, changes, warned, infos, infoObjs, stop, write, writeUntil, writeSeen };
 }
 
 test("dataplane file › given a followed file, when its tags change, then the new Dataplane is handed on once and logged", async (t) => {
@@ -95,4 +108,27 @@ test("dataplane file › given a stopped watch, when the file changes, then noth
   const seen = follow(t, doc("orders"));
   t.true(await seen.writeUntil(doc("orders-v9"), () => seen.changes.length === 1));
   t.deepEqual(f.changes.map((c) => c.inbounds[0]!.tags["kuma.io/service"]), ["orders-v2"]);
+});
+
+test("dataplane file › given a followed file, when the change is logged, then the line names the file and the new inbounds", async (t) => {
+  const f = follow(t, doc("orders"));
+  t.true(await f.writeUntil(doc("orders-v2"), () => f.changes.length === 1));
+  t.deepEqual(f.infoObjs, [{ file: f.file, inbounds: f.changes[0]!.inbounds }]);
+});
+
+test("dataplane file › given a followed file, when the poll sees a rewrite with the same Dataplane, then nothing is handed on or logged", async (t) => {
+  const f = follow(t, doc("orders"));
+  t.true(await f.writeUntil(doc("orders-v2"), () => f.changes.length === 1));
+  await f.writeSeen(doc("orders-v2"));
+  // checks run one after another: once the next real change is handed on, the rewrite's check has run
+  t.true(await f.writeUntil(doc("orders-v3"), () => f.changes.length >= 2));
+  t.deepEqual(f.changes.map((c) => c.inbounds[0]!.tags["kuma.io/service"]), ["orders-v2", "orders-v3"]);
+  t.is(f.infos.length, 2);
+});
+
+test("dataplane file › given a started watch, then its stat poll does not keep the process alive", (t) => {
+  const polls = () => process.getActiveResourcesInfo().filter((r) => r === "StatWatcher").length;
+  const before = polls();
+  follow(t, doc("orders"));
+  t.is(polls(), before);
 });

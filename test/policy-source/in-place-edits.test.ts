@@ -151,3 +151,22 @@ test("in-place edits › given an empty document, when a policy is written into 
   t.deepEqual(second.held.map((p) => p.name), ["a", "b"]);
   t.deepEqual(view(second, first.dropped), view(await read(docs)));
 });
+
+test("in-place edits › given a file with a Mesh resource, when a policy is edited in place, then the previous read's resources are kept as they were", async (t) => {
+  const docs = [mtp("a", "backend"), "type: Mesh\nname: default\n"];
+  const first = await read(docs);
+  docs[0] = mtp("a", "backend", "admin");
+  const second = await read(docs, first);
+  t.is(second.parsed, 1, "an in-place edit");
+  t.is(second.resources, first.resources);
+  t.deepEqual(view(second, first.dropped), view(await read(docs)));
+});
+
+test("in-place edits › given a previous read passed without its resources, when a policy is edited in place, then the file has no resources", async (t) => {
+  const docs = [mtp("a", "backend")];
+  const first = await read(docs);
+  docs[0] = mtp("a", "backend", "admin");
+  const second = await readByDocuments({ file: "p.yaml", text: docs.join("---\n"), dataplane, digest: documentDigest, pause, prev: { held: first.held, documents: first.index, rejected: 0 } });
+  t.is(second?.parsed, 1, "an in-place edit");
+  t.deepEqual(second?.resources, []);
+});

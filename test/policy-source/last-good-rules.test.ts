@@ -42,6 +42,7 @@ test("keepLastGoodBy › nothing rejected or nothing previous: exactly the accep
   const accepted = ["MeshTrafficPermission/a"];
   // when nothing was rejected, then the previous ones are dropped
   t.deepEqual(keepLastGoodBy(accepted, [], ["MeshTrafficPermission/old"], key), accepted);
+  t.is(keepLastGoodBy(accepted, [], ["MeshTrafficPermission/old"], key), accepted, "the accepted list itself: a clean read copies nothing");
   // when something was rejected but there was no previous set, then the accepted set is all there is
   t.deepEqual(keepLastGoodBy(accepted, [{ kind: "MeshTrafficPermission", name: "b" }], undefined, key), accepted);
 });
@@ -209,4 +210,20 @@ test("validateFetched › a policy the memo knows from a round without sources g
   const set = validateFetched([p], "default", undefined, (item) => `cp:${item.name}`, { texts, memo });
   // then the policy carries it
   t.is(set.policies[0]!.source, "cp:p");
+});
+
+test("validateFetched › a policy the memo knows with its source already is not given one again", (t) => {
+  const memo = new ValidationMemo();
+  const p = mtp("p");
+  const texts = [JSON.stringify(p)];
+  // given a round that validated the policy with a source
+  const asked: string[] = [];
+  const sourceOf = (item: Resource) => (asked.push(item.name), `cp:${item.name}`);
+  validateFetched([p], "default", undefined, sourceOf, { texts, memo });
+  t.deepEqual(asked, ["p"]);
+  // when the next round is answered from the memo
+  const set = validateFetched([p], "default", undefined, sourceOf, { texts, memo });
+  // then the policy keeps its source, and sourceOf is not asked again
+  t.is(set.policies[0]!.source, "cp:p");
+  t.deepEqual(asked, ["p"]);
 });

@@ -1,6 +1,7 @@
 // policy file › one file of a policy directory read whole or by documents: what is held, dropped, warned about and counted, when a read is settled, unchanged or failed.
 import test from "ava";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire, syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
@@ -87,6 +88,29 @@ test("policy file › given a file's mtime, when read, then the read is settled 
 test("policy file › given a file that is gone, when read, then the outcome is the read's error", async (t) => {
   const out = await read(join(tmpdir(), "policy-file-no-such-dir", "p.yaml"));
   t.true("error" in out && /ENOENT/.test(out.error), JSON.stringify(out));
+});
+
+// Serial (serial tests run before the others): node:crypto is without `hash` while the module loads again.
+test.serial("policy file › given a Node without crypto.hash (before 20.12), then a document's digest is still its SHA-1 in base64", async (t) => {
+  const nodeCrypto = createRequire(import.meta.url)("node:crypto") as { hash?: unknown };
+  const hash = nodeCrypto.hash;
+  nodeCrypto.hash = undefined;
+  syncBuiltinESMExports();
+  let loaded: typeof import("../../extproc/policy-source/policy-file.js");
+  try {
+    loaded = (await import(`${new URL("../../extproc/policy-source/policy-file.js", import.meta.url).href}?without-crypto-hash`)) as typeof loaded;
+  } finally {
+    nodeCrypto.hash = hash;
+    syncBuiltinESMExports();
+  }
+  t.is(loaded.documentDigest("abc"), "qZk+NkcGgWq6PiVxeFDCbJzQ2J0=");
+});
+
+test("policy file › given a file outside the plain subset and a pinned Kuma version, when read whole, then it is validated as that version would", async (t) => {
+  // a name with capitals: Kuma 2.10+ wants an RFC 1123 name, 2.9 takes it
+  const file = fileWith(t, `# a comment\n${deprecated("Orders", "backend")}`);
+  t.deepEqual(stateOf(t, await read(file, { kumaVersion: "2.9" })).held.map((p) => p.name), ["Orders"]);
+  t.deepEqual(stateOf(t, await read(file)).rejected.map((r) => r.name), ["Orders"]);
 });
 
 test("policy file › a document's digest is its SHA-1 in base64", (t) => {

@@ -93,6 +93,11 @@ test("kuma-version › given an API root that answers 503, then 2.14 with a warn
   t.deepEqual(await resolveKumaVersion(settings(root.url)), { version: "2.14", from: "default", warning: `GET ${root.url}/ answered 503${FOLLOWING}` });
 });
 
+test("kuma-version › given an API root that answers 204 with no body, then 2.14 with a warning naming the URL and the status", async (t) => {
+  const root = await recordingRoot(t, 204, "");
+  t.deepEqual(await resolveKumaVersion(settings(root.url)), { version: "2.14", from: "default", warning: `GET ${root.url}/ answered 204${FOLLOWING}` });
+});
+
 test("kuma-version › given an API root without a version, or not JSON, then 2.14 with a warning that says what was wrong", async (t) => {
   const none = await recordingRoot(t, 200, JSON.stringify({ tagline: "not Kuma" }));
   t.deepEqual(await resolveKumaVersion(settings(none.url)), { version: "2.14", from: "default", warning: `GET ${none.url}/ reports no version (not a Kuma API root?)${FOLLOWING}` });
