@@ -1,7 +1,7 @@
 // The admin access guard in-process: which peers count as loopback, the token check, and that an
 // AdminServer route without a declared access is local-only.
 import test from "ava";
-import { checkAccess, hasAdminToken, isLoopbackPeer } from "../../extproc/admin/access.js";
+import { checkAccess, DEFAULT_ACCESS, hasAdminToken, isLoopbackPeer } from "../../extproc/admin/access.js";
 import { AdminServer, json } from "../../extproc/admin/server.js";
 import { silentLogger } from "../../extproc/log.js";
 
@@ -51,4 +51,12 @@ test("access › a route registered without an access is local, and listed as su
     { method: "POST", path: "/new-thing", access: "local" },
     { method: "GET", path: "/open", access: "public" },
   ]);
+});
+
+test("access › the default access answers a loopback peer and refuses a remote one without the token", (t) => {
+  // Given the access a route gets when none is named; when a loopback and a remote peer ask without a token
+  // Then the loopback peer is answered and the remote one refused, as "local" does
+  t.true(checkAccess(DEFAULT_ACCESS, { remoteAddress: "127.0.0.1", authorization: undefined }, "t").allowed);
+  t.false(checkAccess(DEFAULT_ACCESS, { remoteAddress: "10.0.0.9", authorization: undefined }, "t").allowed);
+  t.is(DEFAULT_ACCESS, "local");
 });

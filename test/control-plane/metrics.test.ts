@@ -221,3 +221,11 @@ test("metrics › given a request timed, then it lands in the histogram under it
   const bounds = [...out.matchAll(/^meshext_control_plane_http_request_duration_seconds_bucket\{le="([^"]+)",method="GET",route="long-poll"/gm)].map((x) => x[1]);
   t.deepEqual(bounds, ["0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "30", "60", "+Inf"]);
 });
+
+test("metrics › given no dataplanes, then every state is listed at 0 and no other state appears", async (t) => {
+  // Given a registry over an empty store; when scraped
+  const out = await text(createControlPlaneMetrics(sources() as unknown as Sources));
+  // Then online, draining and offline each show 0, and they are the only states
+  for (const state of ["online", "draining", "offline"]) t.is(sample(out, `meshext_control_plane_dataplanes{state="${state}"}`), 0, state);
+  t.deepEqual(out.match(/^meshext_control_plane_dataplanes\{state="[^"]*"\}/gm)?.length, 3);
+});

@@ -6,7 +6,8 @@ import { Writable } from "node:stream";
 import { createLogger } from "../../extproc/log.js";
 import { DEFAULT_OFFLINE_GC_AGE_MS, DEFAULT_OFFLINE_TIMEOUT_MS, startControlPlane } from "../../extproc/control-plane/server.js";
 import { pollUntil } from "../helpers/poll-until.js";
-import { call, controlPlaneFor, dataplane, mtp, startTestControlPlane, tempDir } from "./helpers.js";
+import { allowedDecisionRecord, call, controlPlaneFor, dataplane, mtp, startTestControlPlane, tempDir } from "./helpers.js";
+import { CONTROL_PLANE_FLAGS } from "../../extproc/config/control-plane.js";
 
 /** A debug-level logger whose JSON lines are kept in `lines`. */
 function capturedLogger() {
@@ -223,4 +224,18 @@ test("server › given a held long-poll and a request whose body never finishes,
   t.is((await held).status, 304);
   await closed;
   t.pass();
+});
+
+test("server › given a control plane started without decision-sample limits, then the flags' defaults hold: a push of one record more than the default ring is refused", async (t) => {
+  // Given a control plane started in process with no limits, and a registered dataplane
+  const { cp } = await controlPlaneFor(t);
+  t.is((await call(cp.url, "PUT", "/meshes/default/dataplanes/backend-1", dataplane("backend-1"))).status, 201);
+  const perDataplane = CONTROL_PLANE_FLAGS.find((f) => f.key === "decisionSamplesPerDataplane")!.default as number;
+  const records = (n: number) => Array.from({ length: n }, (_, i) => allowedDecisionRecord(`r${i}`));
+  // When it is pushed one record more than the default ring holds, then the default ring holds
+  const over = await call(cp.url, "POST", "/meshes/default/dataplanes/backend-1/_decision-samples", { records: records(perDataplane + 1) });
+  t.is(over.status, 413);
+  t.regex(over.body.detail, new RegExp(`at most ${perDataplane} \\(--decision-samples-per-dataplane\\)`));
+  // and a push of exactly that many is taken
+  t.is((await call(cp.url, "POST", "/meshes/default/dataplanes/backend-1/_decision-samples", { records: records(perDataplane) })).status, 200);
 });
