@@ -105,6 +105,7 @@ test("paths › given an unknown type or sub-path, when read, then 404 names the
     `${DP}/dp-1/x/_rules`,
     `${DP}/dp-1/x/_policy-set`,
     `${DP}/dp-1/x/_decision-samples`,
+    "/_resources/dataplanes",
   ];
   for (const path of cases) {
     for (const method of ["GET", "POST"]) {
