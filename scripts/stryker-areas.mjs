@@ -114,6 +114,7 @@ export const STRYKER_AREAS = {
       "test/policy/inspect-dataplane-view.test.ts", "test/policy/explain-report.test.ts", "test/policy/inspect-rules-wire.test.ts", "test/policy/inspect-kri-views.test.ts",
       "test/policy/kinds-validate.test.ts", "test/policy/resources-read.test.ts", "test/policy/select-might.test.ts", "test/policy/client-key.test.ts",
       "test/policy/validate-rules-only.test.ts", "test/policy/validate-spec.test.ts",
+      "test/policy/yaml-limits-scan-states.test.ts",
     ],
   },
 };
