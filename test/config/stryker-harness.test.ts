@@ -74,9 +74,8 @@ test("stryker harness › a failed assertion throws, throws() checks its expecta
   t.deepEqual(order, [2, 1]);
 });
 
-// A module instrumented by hand the way Stryker does it: mutant 1 at import time, 2 and 3 (3 equivalent) in add,
-// 4 hangs a promise, 5 caches a wrong value (and so spoils the process), 6 is a no-op beside it, 7 an endless loop.
-const FAKE_MODULE = `
+// Stryker's switching and coverage functions, as its instrumenter puts them atop each module.
+const STRYKER_PRELUDE = `
 const ns = (globalThis.__stryker__ ??= {});
 if (ns.activeMutant === undefined && process.env.__STRYKER_ACTIVE_MUTANT__) ns.activeMutant = process.env.__STRYKER_ACTIVE_MUTANT__;
 function stryCov_9fa48(...ids) {
@@ -89,7 +88,11 @@ function stryMutAct_9fa48(id) {
   if (ns.hitCount !== undefined && ++ns.hitCount > ns.hitLimit) throw new Error("Stryker: Hit count limit reached");
   return true;
 }
-stryCov_9fa48("1");
+`;
+
+// A module instrumented by hand the way Stryker does it: mutant 1 at import time, 2 and 3 (3 equivalent) in add,
+// 4 hangs a promise, 5 caches a wrong value (and so spoils the process), 6 is a no-op beside it, 7 an endless loop.
+const FAKE_MODULE = `${STRYKER_PRELUDE}stryCov_9fa48("1");
 export const LIMIT = stryMutAct_9fa48("1") ? 0 : 10;
 export function add(a, b) { stryCov_9fa48("2", "3"); return stryMutAct_9fa48("2") ? a - b : stryMutAct_9fa48("3") ? b + a : a + b; }
 export function later() { stryCov_9fa48("4"); return stryMutAct_9fa48("4") ? new Promise(() => {}) : Promise.resolve(1); }
@@ -171,20 +174,7 @@ test("stryker harness › given a sandbox, then each mutant's verdict: static, w
 
 // A memo filled by the first call: Stryker's coverage credits only the test that filled it (the right side of ??= runs
 // once), so a warm worker that ran that test before holds the memo and never runs mutant 8 or 9 again.
-const MEMO_MODULE = `
-const ns = (globalThis.__stryker__ ??= {});
-if (ns.activeMutant === undefined && process.env.__STRYKER_ACTIVE_MUTANT__) ns.activeMutant = process.env.__STRYKER_ACTIVE_MUTANT__;
-function stryCov_9fa48(...ids) {
-  const c = (ns.mutantCoverage ??= { static: {}, perTest: {} });
-  const bucket = ns.currentTestId ? (c.perTest[ns.currentTestId] ??= {}) : c.static;
-  for (const id of ids) bucket[id] = (bucket[id] ?? 0) + 1;
-}
-function stryMutAct_9fa48(id) {
-  if (ns.activeMutant !== id) return false;
-  if (ns.hitCount !== undefined && ++ns.hitCount > ns.hitLimit) throw new Error("Stryker: Hit count limit reached");
-  return true;
-}
-let memo;
+const MEMO_MODULE = `${STRYKER_PRELUDE}let memo;
 export function greeting() { return (memo ??= (stryCov_9fa48("8", "9"), stryMutAct_9fa48("8") ? "bad" : stryMutAct_9fa48("9") ? "good" : "good")); }
 `;
 const MEMO_TESTS = `
