@@ -148,3 +148,19 @@ test("drain › envoy admin: statValue answers undefined for a body without a st
   const err = t.throws(() => statValue(`<html>${"x".repeat(300)}`, "x"));
   t.is(err?.message, `Envoy /stats?format=json answered non-JSON: <html>${"x".repeat(94)}`);
 });
+
+test("drain › envoy admin: each listener drain that fails is reported as the drain_listeners call, with its error naming the path", async (t) => {
+  // Given an Envoy whose admin fails every call, and a client that tries once
+  const { envoy, client, failures } = await setup(t, { attempts: 1 });
+  envoy.mode = "fail";
+  // When the graceful drain, the drain-forever and the stop of inbound listeners are each asked for
+  const errors = [];
+  for (const call of [() => client.drainListeners(), () => client.drainListenersForever(), () => client.stopInboundListeners()]) errors.push((await t.throwsAsync(call))?.message);
+  // Then each failure is reported as drain_listeners, and each error names its own path
+  t.deepEqual(failures, ["drain_listeners", "drain_listeners", "drain_listeners"]);
+  t.deepEqual(errors.map((m) => m?.split(":")[0]), [
+    "Envoy admin POST /drain_listeners?graceful&inboundonly",
+    "Envoy admin POST /drain_listeners?inboundonly&graceful&skip_exit",
+    "Envoy admin POST /drain_listeners?inboundonly",
+  ]);
+});
