@@ -59,6 +59,28 @@ test("kuma-version › a backported fix holds from its patch of each minor on", 
   t.is(versionTraits("2.7.29").version, "2.7.29");
 });
 
+test("kuma-version › every documented backport appears at its patch and not one patch before", (t) => {
+  // given the backports Kuma's release notes list per minor (kumahq/kuma #12340, #15412, #16323 and their backports)
+  const backports: Array<[string, number, "subsetIntersectFixed" | "fromRulesCliques" | "ignoredInboundsSelected"]> = [
+    ["2.6", 15, "subsetIntersectFixed"], ["2.7", 11, "subsetIntersectFixed"], ["2.8", 6, "subsetIntersectFixed"], ["2.9", 3, "subsetIntersectFixed"],
+    ["2.7", 21, "fromRulesCliques"], ["2.9", 11, "fromRulesCliques"], ["2.10", 10, "fromRulesCliques"], ["2.11", 9, "fromRulesCliques"],
+    ["2.12", 6, "fromRulesCliques"], ["2.13", 1, "fromRulesCliques"],
+    ["2.7", 25, "ignoredInboundsSelected"], ["2.9", 15, "ignoredInboundsSelected"], ["2.11", 13, "ignoredInboundsSelected"],
+    ["2.12", 10, "ignoredInboundsSelected"], ["2.13", 5, "ignoredInboundsSelected"],
+  ];
+  for (const [minor, patch, fix] of backports) {
+    // when reading the release before the backport and the release that carries it
+    const before = parseKumaVersion(`${minor}.${patch - 1}`)!;
+    const at = parseKumaVersion(`${minor}.${patch}`)!;
+    // then the fix is off before and on from its patch, later patches of the minor keep it
+    t.false(versionTraits(before)[fix], `${before} ${fix}`);
+    t.true(versionTraits(at)[fix], `${at} ${fix}`);
+    t.true(versionTraits(parseKumaVersion(`${minor}.${patch + 7}`)!)[fix], `${minor}.${patch + 7} ${fix}`);
+  }
+});
+
+test("kuma-version › version numbers are read as numbers: leading zeros do not change the release", parses, "v02.07.3", "2.7.3");
+
 test("kuma-version › the 3.0 row is a preview that removes from, subset kinds, ref names and Mesh.mtls", (t) => {
   // given the table; when reading 3.0 against 2.14; then 3.0 differs exactly where Kuma's main branch does
   const v30 = versionTraits("3.0");
