@@ -16,7 +16,7 @@ import { resourcesOf } from "../policy/documents/resources.js";
 import { combine } from "./combine-files.js";
 import { DirSourceMetrics } from "./dir-metrics.js";
 import { parseInWorker } from "./parse-in-worker.js";
-import { digest, type FileJob, type FileOutcome, type FileState, readPolicyFile } from "./policy-file.js";
+import { digest, type FileJob, type FileOutcome, type FileState, readPolicyFiles } from "./policy-file.js";
 import { isFailClosed, keptLastGoodFor, kindAndName } from "./last-good.js";
 import type { ApplyPolicies, PolicySource, RejectedPolicy } from "./source.js";
 import type { Policy } from "../policy/model/types.js";
@@ -269,7 +269,7 @@ export class DirPolicySource implements PolicySource {
       }
     }
     const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
-    const inProcess = () => jobs.reduce(async (acc, job) => [...(await acc), await readPolicyFile(job, pause)], Promise.resolve([] as FileOutcome[]));
+    const inProcess = () => readPolicyFiles(jobs, pause);
     let outcomes: FileOutcome[] | { workerFailed: string } = jobs.length > 0 && changedBytes >= (this.opts.workerMinBytes ?? WORKER_MIN_BYTES) ? await parseInWorker(jobs) : await inProcess();
     if ("workerFailed" in outcomes) {
       this.opts.log?.warn({ err: outcomes.workerFailed, files: jobs.length }, "policy parse worker failed; parsing on the main thread");

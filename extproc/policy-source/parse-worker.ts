@@ -3,11 +3,8 @@
 // memory after a load grows with what selects it, not with the mesh. Started by parse-in-worker.ts.
 import { parentPort, workerData } from "node:worker_threads";
 import { detachNothing } from "../policy/documents/compact.js";
-import { type FileJob, readPolicyFile } from "./policy-file.js";
+import { type FileJob, readPolicyFiles } from "./policy-file.js";
 
 detachNothing(); // what is posted back is copied anyway
 
-const jobs = workerData as FileJob[];
-const outcomes = [];
-for (const job of jobs) outcomes.push(await readPolicyFile(job, async () => {}));
-parentPort!.postMessage(outcomes);
+parentPort!.postMessage(await readPolicyFiles(workerData as FileJob[], async () => {}));

@@ -60,6 +60,13 @@ export interface Warned {
 /** The new state, `unchanged` (same content; only stamp and settled are new), or the error that kept the file from being read. */
 export type FileOutcome = { state: FileState; warned: Warned[]; warnedNotHeld: number; parsedDocuments: number } | { unchanged: { stamp: string; settled: boolean } } | { error: string };
 
+/** Each job's outcome in order, one file at a time (the main thread's loads and the parse worker's batch). */
+export async function readPolicyFiles(jobs: readonly FileJob[], pause: () => Promise<void>): Promise<FileOutcome[]> {
+  const outcomes: FileOutcome[] = [];
+  for (const job of jobs) outcomes.push(await readPolicyFile(job, pause));
+  return outcomes;
+}
+
 export async function readPolicyFile(job: FileJob, pause: () => Promise<void>): Promise<FileOutcome> {
   try {
     const readAtMs = Date.now();

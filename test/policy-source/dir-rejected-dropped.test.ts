@@ -12,7 +12,7 @@ const DATAPLANE = { mesh: "default", name: "dp", proxyType: "Sidecar" as const, 
 /** MTP `x` on service `svc` with `action`, in block or flow YAML (the plain reader and the YAML library read them). */
 function mtp(svc: string, action: string, style: "block" | "flow"): string {
   if (style === "flow") return `{type: MeshTrafficPermission, mesh: default, name: x, spec: {targetRef: {kind: MeshService, name: ${svc}}, from: [{targetRef: {kind: Mesh}, default: {action: ${action}}}]}}\n`;
-  return `type: MeshTrafficPermission\nmesh: default\nname: x\nspec:\n  targetRef: {kind: MeshService, name: ${svc}}\n  from: [{targetRef: {kind: Mesh}, default: {action: ${action}}}]\n`;
+  return `type: MeshTrafficPermission\nmesh: default\nname: x\nspec:\n  targetRef:\n    kind: MeshService\n    name: ${svc}\n  from:\n    - targetRef:\n        kind: Mesh\n      default:\n        action: ${action}\n`;
 }
 /** The same key, invalid: its action is not one Kuma knows. */
 const broken = (style: "block" | "flow") => mtp("svc-x", "Maybe", style);

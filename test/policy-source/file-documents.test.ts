@@ -69,3 +69,16 @@ test("file documents › given a read file with a rejected document, when anothe
   t.is(second.parsed, 1);
   t.deepEqual(view(second), view(await read(docs)));
 });
+
+test("file documents › given a read that set nothing aside, when a document with no name is rejected, then the previous versions stay and no set-aside key is invented", async (t) => {
+  // given a file whose one policy selects this dataplane: nothing set aside
+  const first = await read([current("a")]);
+  t.deepEqual(first.dropped, []);
+  // when a second document arrives that names nothing (a rejection that keeps every previous version)
+  const second = await readByDocuments({
+    file: "p.yaml", text: [current("a"), "type: MeshTrafficPermission\nmesh: default\nspec: {}\n"].join("---\n"), dataplane, digest: documentDigest, pause: async () => {},
+    prev: { held: first.held, resources: first.resources, documents: first.index, rejected: 0, dropped: "", droppedCount: 0 },
+  });
+  // then it is rejected, a stays held, and the set-aside list is still empty
+  t.deepEqual(second && view(second), { held: view(first).held, dropped: [], resources: [], rejected: ["undefined@1"] });
+});
