@@ -17,8 +17,10 @@ test("a key that only starts with URI is not URI", uris, `Hash=1;URIX=spiffe://d
 test("a pair without '=' is no URI, even one starting with uri", uris, `urix;URI=${WEB}`, [WEB]);
 test("a URI= with only blanks is no URI", uris, "Hash=1;URI= ", []);
 test("a URI value is trimmed", uris, `URI= ${WEB} `, [WEB]);
+test("a three-letter key other than URI is not URI", uris, `DNS=spiffe://default/b;URI=${WEB}`, [WEB]);
 // the quoted form
 test("quoted: only URI pairs count", uris, `By="spiffe://default/proxy";URI="${WEB}";Hash=abc`, [WEB]);
+test("quoted: a pair without '=' is no URI, even one starting with uri", uris, `By="x";uri1;URI=${WEB}`, [WEB]);
 test("quoted elsewhere: an unquoted URI value is kept whole", uris, `By="x";URI=${WEB}`, [WEB]);
 test("quoted: a lone quote is a value, not an empty quoted one", uris, 'URI="', ['"']);
 test("quoted: a value only ending in a quote is not unquoted", uris, `URI=${WEB}"`, [`${WEB}"`]);

@@ -53,3 +53,26 @@ test("resources read › given Meshes, when a mesh's mTLS is asked, then only th
   t.is(meshMtls(resources, "default"), true);
   t.is(meshMtls(resources, "third"), undefined);
 });
+
+test("resources read › given a Kubernetes resource of an unknown kind, when read, then it is rejected at kind (not type)", (t) => {
+  // Given a Kubernetes-style document (no `type`); when read; then the violation names its `kind` field
+  const r = resourceFromObject({ kind: "Bogus", metadata: { name: "web" }, spec: {} });
+  t.deepEqual(r.violations.map((v) => v.field), ["kind"]);
+});
+
+test("resources read › given a Kubernetes resource with a label that is not a string, when read, then it is rejected at metadata.labels", (t) => {
+  t.deepEqual(pairs(resourceFromObject({ kind: "MeshService", metadata: { name: "web", labels: { a: 1 } }, spec: {} })), [["metadata.labels.a", "must be a string"]]);
+});
+
+test("resources read › given a Kubernetes resource with a top-level mesh number, when read, then it is ignored: the mesh comes from the label", (t) => {
+  // Given a Kubernetes MeshService carrying a stray `mesh: 123`; when read; then it is accepted in its kuma.io/mesh label's mesh
+  const r = resourceFromObject({ kind: "MeshService", metadata: { name: "web", labels: { "kuma.io/mesh": "other" } }, mesh: 123, spec: {} });
+  t.deepEqual(r.violations, []);
+  t.like(r.resource, { kind: "MeshService", mesh: "other" });
+});
+
+test("resources read › given a universal Mesh with a mesh number, when read, then it is accepted: a Mesh belongs to no mesh", (t) => {
+  const r = resourceFromObject({ type: "Mesh", name: "default", mesh: 123 });
+  t.deepEqual(r.violations, []);
+  t.like(r.resource, { kind: "Mesh", name: "default" });
+});

@@ -32,6 +32,7 @@ test("closing brackets after `a: b: c` gives back the block mappings it nested",
 test("a comma after `a: b: c` in brackets gives back the block mappings it nested", shape, "[a: b: c, - - - d]", { flowDepth: 1, blockDepth: 4, nodes: 5 });
 test("the first line after a block scalar's body opens its level at its column", shape, "a:\n  b: |\n    x\nc: - d\n", { flowDepth: 0, blockDepth: 3, nodes: 5 });
 test("a closing bracket after a plain scalar over two lines opens no level", shape, "[a\n b]\n", { flowDepth: 1, blockDepth: 1, nodes: 3 });
+test("a `|` that starts a plain scalar in brackets is text, not a block scalar header: its line break is an entry", shape, "[|\n x]\n", { flowDepth: 1, blockDepth: 1, nodes: 3 });
 
 test("yaml limits scan states › given texts with \\r\\n line ends, when scanned, then they count exactly as with \\n", (t) => {
   // Given blank lines, comment lines and nesting, each with \n and with \r\n line ends
@@ -55,4 +56,9 @@ test("yaml limits scan states › given a plain value starting with a comma outs
   // When checked against a depth of 4; then it nests too deep
   t.is(yamlLimitViolation(text, { maxDepth: 4 }), "nests deeper than 4 levels");
   t.deepEqual(yamlShape("a: ,b\nc:\n  d: 1\n"), { flowDepth: 0, blockDepth: 3, nodes: 4 });
+});
+
+test("yaml limits scan states › given a node bound, when a `>` in brackets starts a plain scalar over two lines, then its line break counts toward the bound", (t) => {
+  // Given at most 2 entries; when `[>` + a line break + `x]` is checked (3 entries: the bracket and both line breaks); then it is refused
+  t.is(yamlLimitViolation("[>\n x]\n", { maxDepth: 64, maxNodes: 2 }), "has more than 2 nodes");
 });
