@@ -24,6 +24,7 @@ import { fileURLToPath } from "node:url";
 import { mutateFor, STRYKER_AREAS } from "./stryker-areas.mjs";
 import { reclassifyUncovered } from "./stryker-coverage.mjs";
 import { totalLine } from "./stryker-total.mjs";
+import { isEquivalent } from "./stryker-equivalent-match.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const REPORTS = join(ROOT, "mutation-reports", "stryker");
@@ -93,11 +94,6 @@ function loadEquivalents() {
 }
 
 const equivalentKey = (file, line, column, mutator, replacement) => `${file}:${line}:${column ?? "*"}:${mutator}:${replacement ?? "*"}`;
-
-function isEquivalent(equivalents, file, mutant) {
-  const { line, column } = mutant.location.start;
-  return equivalents.some((e) => e.file === file && e.line === line && (e.column === undefined || e.column === column) && e.mutator === mutant.mutatorName && (e.replacement === undefined || e.replacement === mutant.replacement));
-}
 
 /** Counts from one area's mutation.json (mutation-testing-report-schema). */
 export function summarise(report, equivalents) {

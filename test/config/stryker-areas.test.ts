@@ -1,5 +1,5 @@
 // stryker areas › which of an area's source files a mutation:stryker run mutates: all of them, those changed since a
-// commit (all again when one of its test files changed), and those named by --files, within the area only.
+// commit (all again when one of its test files changed), and those named by --files, within the area only; which mutants the equivalents list names.
 import test from "ava";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -9,6 +9,9 @@ const { globMatches, mutateFor, STRYKER_AREAS } = (await import(pathToFileURL(jo
   globMatches(file: string, glob: string): boolean;
   mutateFor(area: Area, changed?: string[], only?: string[]): string[] | undefined;
   STRYKER_AREAS: Record<string, Area>;
+};
+const { isEquivalent } = (await import(pathToFileURL(join(process.cwd(), "scripts", "stryker-equivalent-match.mjs")).href)) as {
+  isEquivalent(list: object[], file: string, mutant: { mutatorName: string; replacement?: string; location: { start: { line: number; column: number }; end: { line: number; column: number } } }): boolean;
 };
 const area: Area = { mutate: ["extproc/control-plane/**/*.ts"], tests: ["test/control-plane/api.test.ts"] };
 
@@ -40,4 +43,19 @@ test("stryker areas › given changes since a commit, when planned, then the cha
 
 test("stryker areas › given the shipped areas, then every test file is listed once", (t) => {
   for (const [name, a] of Object.entries(STRYKER_AREAS)) t.deepEqual(a.tests.filter((f, i) => a.tests.indexOf(f) !== i), [], name);
+});
+
+test("stryker equivalents › given two mutants of one mutator at one place, when an entry gives the end column, then only the one ending there is equivalent", (t) => {
+  // given `a !== x || b !== x` at 49:7: the whole condition → false ends at 55, its first operand → false ends at 29
+  const at = (endColumn: number) => ({ mutatorName: "ConditionalExpression", replacement: "false", location: { start: { line: 49, column: 7 }, end: { line: 49, column: endColumn } } });
+  const entry = { file: "p.ts", line: 49, column: 7, mutator: "ConditionalExpression", replacement: "false", reason: "r" };
+  // when the entry names no end column, then both match; when it names 29, then only the operand's
+  t.true(isEquivalent([entry], "p.ts", at(55)) && isEquivalent([entry], "p.ts", at(29)));
+  t.false(isEquivalent([{ ...entry, endColumn: 29 }], "p.ts", at(55)));
+  t.true(isEquivalent([{ ...entry, endColumn: 29 }], "p.ts", at(29)));
+  // and another file, line, mutator or replacement never matches
+  t.false(isEquivalent([entry], "q.ts", at(29)));
+  t.false(isEquivalent([{ ...entry, line: 50 }], "p.ts", at(29)));
+  t.false(isEquivalent([{ ...entry, mutator: "LogicalOperator" }], "p.ts", at(29)));
+  t.false(isEquivalent([{ ...entry, replacement: "true" }], "p.ts", at(29)));
 });

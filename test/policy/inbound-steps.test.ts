@@ -110,8 +110,9 @@ test("inbound steps › a client over the limit gets the 429 with Envoy's local_
   const e = engineOf(ONE_PER_MINUTE);
   t.is(evaluate(e, WEB).decision.type, "continue");
   const limited = evaluate(e, WEB).decision;
-  // then the second is answered as Envoy's local rate limit answers it
+  // then the second is answered as Envoy's local rate limit answers it, traced as rate limited under the kind
   t.like(limited, { type: "respond", status: 429, body: "local_rate_limited", explain: { action: "rate-limit" } });
+  t.like(evaluate(e, WEB).trace, [{ kind: "MeshRateLimit", outcome: "rate limited" }]);
 });
 
 test("inbound steps › a repeated client's usual outcome of every kind is the same trace entry, worked out once", (t) => {
