@@ -115,6 +115,7 @@ export const STRYKER_AREAS = {
       "test/policy/kinds-validate.test.ts", "test/policy/resources-read.test.ts", "test/policy/select-might.test.ts", "test/policy/client-key.test.ts",
       "test/policy/validate-rules-only.test.ts", "test/policy/validate-spec.test.ts",
       "test/policy/yaml-limits-scan-states.test.ts",
+      "test/policy/go-template-delimiters.test.ts",
     ],
   },
 };
