@@ -116,6 +116,8 @@ export const STRYKER_AREAS = {
       "test/policy/validate-rules-only.test.ts", "test/policy/validate-spec.test.ts",
       "test/policy/yaml-limits-scan-states.test.ts",
       "test/policy/validate-items.test.ts", "test/policy/yaml-bounds.test.ts",
+      "test/policy/go-template-delimiters.test.ts",
+      "test/policy/go-template-pipes.test.ts", "test/policy/go-template-branches.test.ts",
     ],
   },
 };

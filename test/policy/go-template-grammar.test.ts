@@ -24,7 +24,7 @@ test("go template grammar › given the constants nil, true and false as a comma
 test("go template grammar › given an opener or block without its pipeline, then Go's 'missing value for' it", (t) => {
   // Given if/range/with/block with nothing to test or run; when checked; then the keyword is named
   rejects(t, [["{{ if }}x{{ end }}", "missing value for if"], ["{{ range }}x{{ end }}", "missing value for range"], ["{{ with }}x{{ end }}", "missing value for with"],
-    ['{{ block "x" }}x{{ end }}', "missing value for block"], ["{{ }}", "missing value for command"]]);
+    ['{{ block "x" }}x{{ end }}', "missing value for block clause"], ["{{ }}", "missing value for command"]]);
 });
 
 test("go template grammar › given template, define and block, then the name is not a command and what follows is checked", (t) => {

@@ -57,7 +57,7 @@ test("go template › given more broken templates, when checked, then each gets 
     ["{{}}", "template: :1: missing value for command"],
     ["{{/* note }}", "template: :1: unclosed comment"],
     ['{{ print "a\nb" }}', "template: :1: unterminated quoted string"],
-    ["{{ .A | }}", "template: :1: missing value for command"],
+    ["{{ | .A }}", 'template: :1: unexpected "|" in command'],
     ["{{ .A | print | nope }}", 'template: :1: function "nope" not defined'],
     ["{{ .A }}\n{{ .B | 3 }}", "template: :2: non executable command in pipeline stage 2"],
     ["{{ else }}", "template: :1: unexpected {{else}}"],

@@ -5,9 +5,12 @@
 /** Go's text/template builtins plus Kuma's `label`: any other function name does not parse. */
 const FUNCTIONS = new Set(["and", "call", "html", "index", "slice", "js", "len", "not", "or", "print", "printf", "println", "urlquery", "eq", "ge", "gt", "le", "lt", "ne", "label"]);
 const OPENERS = new Set(["if", "range", "with", "define", "block"]);
-const KEYWORDS = new Set([...OPENERS, "else", "end", "template", "break", "continue", "nil", "true", "false"]);
+/** The keywords of an action's grammar: never an operand. */
+const KEYWORDS = new Set([...OPENERS, "else", "end", "template", "break", "continue"]);
 /** The keywords that are values (operands) rather than parts of an action's grammar. */
 const CONSTANTS = new Set(["nil", "true", "false"]);
+/** How Go's parser names the pipeline of a keyword in its errors, where that is not the keyword itself. */
+const CLAUSES: Record<string, string> = { block: "block clause", template: "template clause" };
 
 /** The parse error Go reports for `text` (as `template: :LINE: message`), or undefined when it parses. */
 export function goTemplateError(text: string): string | undefined {
@@ -34,8 +37,7 @@ export function goTemplateError(text: string): string | undefined {
     if (body.startsWith("- ")) body = body.slice(1);
     if (body.endsWith(" -")) body = body.slice(0, -1);
     pos = end + 2;
-    const trimmed = body.trim();
-    const words = tokens(trimmed);
+    const words = tokens(body);
     if (typeof words === "string") return `template: :${line}: ${words}`;
     const keyword = words[0];
     if (keyword === "end") {
@@ -43,22 +45,36 @@ export function goTemplateError(text: string): string | undefined {
       continue;
     }
     if (keyword === "else") {
-      if (open.length === 0) return `template: :${line}: unexpected {{else}}`;
+      const top = open.at(-1);
+      if (top === undefined) return `template: :${line}: unexpected {{else}}`;
+      if (top === "define" || top === "block") return `template: :${line}: unexpected {{else}} in ${top} clause`;
+      if (top.endsWith(" else")) return `template: :${line}: expected end; found {{else}}`;
+      // a plain {{else}} starts the last branch; `else if` / `else with` chain on, and Go lets a later {{else}} follow
+      if (words.length === 1) open[open.length - 1] = `${top} else`;
       continue;
     }
     if (keyword !== undefined && OPENERS.has(keyword)) open.push(keyword);
-    if (keyword === "break" || keyword === "continue") continue;
+    if (keyword === "break" || keyword === "continue") {
+      if (!inRangeBody(open)) return `template: :${line}: {{${keyword}}} outside {{range}}`;
+      continue;
+    }
     // define and block name a template first (define takes nothing more); template's name is a string, never an error
     const named = keyword === "define" || keyword === "block";
-    const control = keyword !== undefined && KEYWORDS.has(keyword) && !CONSTANTS.has(keyword);
+    const control = keyword !== undefined && KEYWORDS.has(keyword);
     const pipeline = words.slice(named ? 2 : control ? 1 : 0);
     if (keyword === "define" && pipeline.length > 0) return `template: :${line}: unexpected ${operandName(pipeline[0]!)} in define clause`;
     if (keyword === "define") continue;
-    const problem = pipelineError(pipeline, control ? keyword! : "command");
+    const problem = pipelineError(pipeline, control ? (CLAUSES[keyword!] ?? keyword!) : "command");
     if (problem) return `template: :${line}: ${problem}`;
   }
   if (open.length > 0) return `template: :${lineOf(text, text.length)}: unexpected EOF`;
   return undefined;
+}
+
+/** Whether a {{break}} or {{continue}} stands in a range's body (not its else): Go counts ranges per template, so a
+ * block's body starts with none (a define stands only at the top, with no range around it). */
+function inRangeBody(open: string[]): boolean {
+  return [...open].reverse().find((kind) => kind === "range" || kind === "block") === "range";
 }
 
 function lineOf(text: string, index: number): number {
@@ -116,20 +132,28 @@ function tokens(body: string): string[] | string {
   return out;
 }
 
-/** Go's checks on a pipeline (`context`: the keyword it follows, or "command"): no empty command, no keyword as an
- * operand, every stage after the first executable, functions defined. */
+/** Go's checks on a pipeline (`context`: how Go names it): not empty, a `|` only after a command (one at the very end
+ * is taken by the last command and ignored), no keyword as an operand, every stage after the first executable,
+ * functions defined. Parentheses are not nested: their words join the stage they stand in, so an empty `( )` is
+ * Go's missing parenthesized pipeline, but a `|` at the end inside them (`(.A |)`, which Go takes) is still refused. */
 function pipelineError(words: string[], context: string): string | undefined {
-  const stages: string[][] = [[]];
+  if (words.length === 0) return `missing value for ${context}`;
+  const stages: string[][] = [];
+  let stage: string[] | undefined; // the command being read: none at the start and right after a `|`
   for (const w of words) {
-    if (w === "|") stages.push([]);
-    else if (w !== "(" && w !== ")") stages[stages.length - 1]!.push(w);
+    if (w === "|") {
+      if (!stage) return `unexpected "|" in ${context}`;
+      stage = undefined;
+    } else {
+      if (!stage) stages.push((stage = []));
+      if (w !== "(" && w !== ")") stage.push(w);
+    }
   }
-  if (stages.length === 1 && stages[0]!.length === 0) return `missing value for ${context}`;
   for (let s = 0; s < stages.length; s++) {
     const stage = stages[s]!;
-    if (stage.length === 0) return "missing value for command";
+    if (stage.length === 0) return "missing value for parenthesized pipeline";
     for (const w of stage) {
-      if (KEYWORDS.has(w) && !CONSTANTS.has(w)) return `unexpected ${operandName(w)} in operand`;
+      if (KEYWORDS.has(w)) return `unexpected ${operandName(w)} in operand`;
       // a name, or a name followed by a field chain (`label.Zone`): Go looks the name up as a function
       const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(w)?.[0];
       if (name !== undefined && !FUNCTIONS.has(name) && !CONSTANTS.has(name)) return `function "${name}" not defined`;
@@ -141,7 +165,7 @@ function pipelineError(words: string[], context: string): string | undefined {
 
 /** A word as Go's parser names it in an error: a keyword in angle brackets, anything else quoted. */
 function operandName(word: string): string {
-  return KEYWORDS.has(word) && !CONSTANTS.has(word) ? `<${word}>` : JSON.stringify(word);
+  return KEYWORDS.has(word) ? `<${word}>` : JSON.stringify(word);
 }
 
 /** A command that can take piped input: a function, a field or method chain, or a variable. */
