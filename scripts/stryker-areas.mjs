@@ -28,7 +28,7 @@ export const STRYKER_AREAS = {
     mutate: ["extproc/transport/grpc-*.ts"],
     tests: ["test/transport/grpc-wire.test.ts", "test/transport/grpc-server.test.ts", "test/transport/grpc-edges.test.ts", "test/transport/cancel.test.ts", "test/transport/rapid-reset.test.ts", "test/transport/cancel-races.test.ts",
       "test/transport/grpc-call-writes.test.ts", "test/transport/grpc-server-errors.test.ts",
-      "test/transport/grpc-server-rotation.test.ts"],
+      "test/transport/grpc-server-rotation.test.ts", "test/transport/grpc-call-resets.test.ts"],
   },
   "policy-source": {
     mutate: ["extproc/policy-source/**/*.ts"],
