@@ -1,8 +1,12 @@
 // grpc server errors › grpc-server.ts at its edges: a listen address with no colon, the port closed after
-// shutdown, and HTTP/2 session and stream errors reported to onStreamError (and harmless without one).
+// shutdown, a busy Unix socket not taken for a stale one, and HTTP/2 session and stream errors reported to
+// onStreamError (and harmless without one).
 import test from "ava";
 import { connect as h2connect, constants as h2 } from "node:http2";
-import { connect } from "node:net";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { connect, createServer as createNetServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { frameMessage } from "../../extproc/transport/grpc-wire.js";
 import { GrpcServer, type GrpcServerOptions, type Method } from "../../extproc/transport/grpc-server.js";
 import { exchange } from "./raw-grpc.js";
@@ -116,4 +120,28 @@ test("grpc server errors › given no onStreamError, then session and stream err
   t.teardown(() => session.close());
   t.deepEqual((await exchange(session, [frameMessage(Buffer.from("b"))], { ":path": PATH })).messages.map(String), ["b"]);
   t.deepEqual(uncaught, []);
+});
+
+test("grpc server errors › given a Unix socket whose listener is alive but too busy to accept (a connect gets EAGAIN, not ECONNREFUSED), then bind refuses it and the listener keeps its path", async (t) => {
+  // Given a live listener with a backlog of 1 and three connections made in this same turn, before its event loop can
+  // accept any: its accept queue is full, so one more connect fails with EAGAIN
+  const dir = mkdtempSync(join(tmpdir(), "meshext-grpc-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, "busy.sock");
+  const live = createNetServer();
+  await new Promise<void>((resolve) => live.listen({ path, backlog: 1 }, resolve));
+  const socketFile = statSync(path).ino;
+  const queued = [1, 2, 3].map(() => connect(path).on("error", () => {}));
+  t.teardown(() => {
+    for (const socket of queued) socket.destroy();
+    live.close();
+  });
+  const server = new GrpcServer(options);
+  t.teardown(() => server.shutdown(100));
+  // When the gRPC server binds the same path, its probe connecting while the queue is still full
+  const bound = server.bind(`unix:${path}`);
+  // Then it is refused as in use: a busy listener is not a dead one's leftover
+  await t.throwsAsync(bound, { code: "EADDRINUSE" });
+  // and the path is still the listener's socket file, not removed and bound anew
+  t.is(statSync(path).ino, socketFile);
 });
