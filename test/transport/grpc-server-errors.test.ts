@@ -1,6 +1,6 @@
 // grpc server errors › grpc-server.ts at its edges: a listen address with no colon, the port closed after
-// shutdown, a busy Unix socket not taken for a stale one, and HTTP/2 session and stream errors reported to
-// onStreamError (and harmless without one).
+// shutdown, a busy Unix socket not taken for a stale one, the session memory cap refusing new calls, and HTTP/2
+// session and stream errors reported to onStreamError (and harmless without one).
 import test from "ava";
 import { connect as h2connect, constants as h2 } from "node:http2";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
@@ -145,3 +145,48 @@ test("grpc server errors › given a Unix socket whose listener is alive but too
   // and the path is still the listener's socket file, not removed and bound anew
   t.is(statSync(path).ino, socketFile);
 });
+
+/** A call on `session` that sends `text` and ends; resolves with the RST_STREAM code its stream closed with (0: none). */
+function closeCode(session: ReturnType<typeof h2connect>, text: string): Promise<number | undefined> {
+  const req = session.request({ ":method": "POST", ":path": PATH, "content-type": "application/grpc", te: "trailers" });
+  req.on("error", () => {});
+  req.resume();
+  req.end(frameMessage(Buffer.from(text)));
+  return new Promise((resolve) => req.once("close", () => resolve(req.rstCode)));
+}
+
+for (const [mib, code] of [[1, h2.NGHTTP2_ENHANCE_YOUR_CALM], [8, h2.NGHTTP2_NO_ERROR]] as const) {
+  test(`grpc server errors › given maxSessionMemoryMiB ${mib} and a 2 MiB reply the client does not read, then a new call on that connection is ${code === h2.NGHTTP2_NO_ERROR ? "served" : "refused (ENHANCE_YOUR_CALM)"}`, async (t) => {
+    // Given a server whose handler answers "big" with a 2 MiB message, under a session memory cap of `mib` MiB
+    let written!: () => void;
+    const bigWritten = new Promise<void>((resolve) => (written = resolve));
+    const bigOnAsk: Method<Buffer, Buffer> = {
+      path: PATH, decode: (b) => Buffer.from(b), encode: (m) => m,
+      open: (call) => ({
+        onMessage: (m) => {
+          if (String(m) !== "big") return call.write(m);
+          call.write(Buffer.alloc(2 << 20));
+          written();
+        },
+        onHalfClose: () => call.end(), onReadError() {}, onCancel() {},
+      }),
+    };
+    const server = new GrpcServer({ ...options, maxSessionMemoryMiB: mib });
+    server.add(bigOnAsk);
+    const session = h2connect(`http://${await server.bind("127.0.0.1:0")}`);
+    session.on("error", () => {});
+    t.teardown(async () => {
+      session.destroy();
+      await server.shutdown(100);
+    });
+    // When a client asks for it and does not read it (past the flow-control window it stays queued on the server)
+    const held = session.request({ ":method": "POST", ":path": PATH, "content-type": "application/grpc", te: "trailers" });
+    held.on("error", () => {});
+    held.pause();
+    held.write(frameMessage(Buffer.from("big")));
+    await bigWritten;
+    // Then a second call on the same connection is refused over the cap, and served under it
+    t.is(await closeCode(session, "small"), code);
+    held.close();
+  });
+}
