@@ -22,7 +22,8 @@ export const STRYKER_AREAS = {
       "test/drain/envoy-admin.test.ts", "test/drain/quiesce.test.ts", "test/drain/process.test.ts", "test/drain/forever-process.test.ts", "test/drain/drain-log.test.ts", "test/drain/routes.test.ts",
       "test/drain/metrics.test.ts", "test/drain/step-runner.test.ts", "test/drain/signals.test.ts",
       "test/drain/controller-force.test.ts", "test/drain/envoy-child.test.ts",
-      "test/drain/controller-edges.test.ts", "test/drain/install-settings.test.ts", "test/drain/envoy-admin-edges.test.ts"],
+      "test/drain/controller-edges.test.ts", "test/drain/install-settings.test.ts", "test/drain/envoy-admin-edges.test.ts",
+      "test/drain/envoy-child-kill-refused.test.ts"],
   },
   transport: {
     mutate: ["extproc/transport/grpc-*.ts"],
