@@ -76,6 +76,7 @@ export const STRYKER_AREAS = {
       "test/control-plane/global-routes.test.ts", "test/hardening/request-target.test.ts",
       "test/control-plane/decision-samples-evict.test.ts",
       "test/control-plane/dry-run-what-if-samples.test.ts", "test/control-plane/dry-run-reply.test.ts",
+      "test/control-plane/server-long-poll-intake.test.ts",
     ],
   },
   policy: {
