@@ -22,13 +22,14 @@ export const STRYKER_AREAS = {
       "test/drain/envoy-admin.test.ts", "test/drain/quiesce.test.ts", "test/drain/process.test.ts", "test/drain/forever-process.test.ts", "test/drain/drain-log.test.ts", "test/drain/routes.test.ts",
       "test/drain/metrics.test.ts", "test/drain/step-runner.test.ts", "test/drain/signals.test.ts",
       "test/drain/controller-force.test.ts", "test/drain/envoy-child.test.ts",
-      "test/drain/controller-edges.test.ts", "test/drain/install-settings.test.ts", "test/drain/envoy-admin-edges.test.ts"],
+      "test/drain/controller-edges.test.ts", "test/drain/install-settings.test.ts", "test/drain/envoy-admin-edges.test.ts",
+      "test/drain/envoy-child-kill-refused.test.ts"],
   },
   transport: {
     mutate: ["extproc/transport/grpc-*.ts"],
     tests: ["test/transport/grpc-wire.test.ts", "test/transport/grpc-server.test.ts", "test/transport/grpc-edges.test.ts", "test/transport/cancel.test.ts", "test/transport/rapid-reset.test.ts", "test/transport/cancel-races.test.ts",
       "test/transport/grpc-call-writes.test.ts", "test/transport/grpc-server-errors.test.ts",
-      "test/transport/grpc-server-rotation.test.ts"],
+      "test/transport/grpc-server-rotation.test.ts", "test/transport/grpc-call-resets.test.ts"],
   },
   "policy-source": {
     mutate: ["extproc/policy-source/**/*.ts"],
@@ -75,6 +76,7 @@ export const STRYKER_AREAS = {
       "test/control-plane/global-routes.test.ts", "test/hardening/request-target.test.ts",
       "test/control-plane/decision-samples-evict.test.ts",
       "test/control-plane/dry-run-what-if-samples.test.ts", "test/control-plane/dry-run-reply.test.ts",
+      "test/control-plane/server-long-poll-intake.test.ts",
     ],
   },
   policy: {

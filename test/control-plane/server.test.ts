@@ -1,6 +1,7 @@
 // The control plane's HTTP server in process: its URL, defaults and options, reply headers, the 500 for a failed write (logged), one debug line per request, decision samples let go with their Dataplane, and stop().
 import test from "ava";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { connect } from "node:net";
 import { Writable } from "node:stream";
 import { createLogger } from "../../extproc/log.js";
@@ -238,4 +239,25 @@ test("server › given a control plane started without decision-sample limits, t
   t.regex(over.body.detail, new RegExp(`at most ${perDataplane} \\(--decision-samples-per-dataplane\\)`));
   // and a push of exactly that many is taken
   t.is((await call(cp.url, "POST", "/meshes/default/dataplanes/backend-1/_decision-samples", { records: records(perDataplane) })).status, 200);
+});
+
+test("server › given a control plane started on a stored Dataplane without decision-sample options, when a push holds one record more than the flag's default, then 413 before any record is read", async (t) => {
+  // Given a data dir already holding Dataplane backend-1 (written as the store writes it: no PUT, no fsync), and a
+  // control plane started on it with no decision-sample options
+  const dir = await tempDir();
+  const dataplanes = join(dir.path, "meshes", "default", "dataplanes");
+  mkdirSync(dataplanes, { recursive: true });
+  const seen = new Date().toISOString();
+  writeFileSync(join(dataplanes, "backend-1.yaml"), `type: Dataplane\nmesh: default\nname: backend-1\nstatus:\n  state: offline\n  lastSeenTime: ${seen}\n`);
+  const cp = await startTestControlPlane(dir.path);
+  t.teardown(async () => {
+    await cp.stop();
+    await dir.remove();
+  });
+  const perDataplane = CONTROL_PLANE_FLAGS.find((f) => f.key === "decisionSamplesPerDataplane")!.default as number;
+  // When it is pushed perDataplane + 1 placeholder records (the count is checked before any record is)
+  const over = await call(cp.url, "POST", "/meshes/default/dataplanes/backend-1/_decision-samples", { records: new Array(perDataplane + 1).fill(0) });
+  // Then 413 at the flag's default, not a 400 for the records
+  t.is(over.status, 413);
+  t.regex(over.body.detail, new RegExp(`^${perDataplane + 1} records in one push; at most ${perDataplane} \\(`));
 });

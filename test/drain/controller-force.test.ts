@@ -1,9 +1,9 @@
 // drain › a forced exit (third signal) at every stage of the drain: whatever was running when it came may end
-// later, but nothing after it runs and nothing more is logged as if the drain went on. Fake clock.
+// later, but nothing after it runs and nothing more is logged as if the drain went on; and a hurry outside the wait (before any drain, or once the wait is over) changes nothing. Fake clock.
 import test from "ava";
 import { DrainController, FORCED_EXIT_CODE, type DrainOptions, type DrainResult } from "../../extproc/drain/controller.js";
 import { FakeClock } from "./fake-clock.js";
-import { RecordingEffects, type EffectName } from "./recording-effects.js";
+import { RecordingEffects, START_MS, type EffectName } from "./recording-effects.js";
 
 const OPTIONS: DrainOptions = { drainMinMs: 5000, drainTimeMs: 30_000, pollIntervalMs: 200, callTimeoutMs: 2000, stopTimeoutMs: 10_000 };
 
@@ -90,4 +90,36 @@ test("drain force › given a drain that completed, when forced, then nothing is
   drain.force("late");
   t.is(lines.length, logged);
   t.deepEqual(result(), { exitCode: 0, forced: false });
+});
+
+test("drain force › given a drain whose wait ended with no requests in flight, when a second SIGTERM comes while Envoy stops, then nothing is cut short: no hurry logged, the deadline stays", async (t) => {
+  // Given a drain whose wait ended at drainMinMs (nothing in flight), now stopping an Envoy that does not exit
+  const { clock, rec, drain, lines } = setup();
+  rec.hang.add("stopEnvoy");
+  drain.signal("SIGTERM");
+  await clock.advance(5100);
+  t.is(drain.phase, "exiting");
+  const deadline = drain.snapshot().deadlineMs;
+  // When a second SIGTERM comes (counted as a hurry)
+  t.is(drain.signal("SIGTERM"), "hurry");
+  // Then the wait it would cut is over already: nothing is logged as cut short and the deadline is the drain's own
+  t.is(lines.filter((l) => l.startsWith("drain cut short")).length, 0);
+  t.is(drain.snapshot().deadlineMs, deadline);
+  t.is(deadline, START_MS + OPTIONS.drainTimeMs);
+});
+
+test("drain force › given a sidecar still serving, when hurried (Envoy gone before any drain), then nothing changes: a drain started later runs every step and waits", async (t) => {
+  // Given a serving sidecar that is hurried before any drain started
+  const { clock, rec, drain, lines } = setup();
+  rec.inflight = 3;
+  drain.hurry("too early");
+  // Then nothing is logged and no deadline set
+  t.deepEqual(lines, []);
+  t.is(drain.snapshot().deadlineMs, undefined);
+  // When a drain starts afterwards
+  drain.signal("SIGTERM");
+  await clock.advance(1000);
+  // Then Envoy's and the control plane's drain steps run, and the drain is still waiting (requests in flight)
+  t.deepEqual(rec.names(), ["setReady", "setHealthNotServing", "failEnvoyHealthchecks", "markDraining"]);
+  t.is(drain.phase, "draining");
 });

@@ -1,8 +1,12 @@
 // grpc server errors › grpc-server.ts at its edges: a listen address with no colon, the port closed after
-// shutdown, and HTTP/2 session and stream errors reported to onStreamError (and harmless without one).
+// shutdown, a busy Unix socket not taken for a stale one, the session memory cap refusing new calls, and HTTP/2
+// session and stream errors reported to onStreamError (and harmless without one).
 import test from "ava";
 import { connect as h2connect, constants as h2 } from "node:http2";
-import { connect } from "node:net";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { connect, createServer as createNetServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { frameMessage } from "../../extproc/transport/grpc-wire.js";
 import { GrpcServer, type GrpcServerOptions, type Method } from "../../extproc/transport/grpc-server.js";
 import { exchange } from "./raw-grpc.js";
@@ -117,3 +121,72 @@ test("grpc server errors › given no onStreamError, then session and stream err
   t.deepEqual((await exchange(session, [frameMessage(Buffer.from("b"))], { ":path": PATH })).messages.map(String), ["b"]);
   t.deepEqual(uncaught, []);
 });
+
+test("grpc server errors › given a Unix socket whose listener is alive but too busy to accept (a connect gets EAGAIN, not ECONNREFUSED), then bind refuses it and the listener keeps its path", async (t) => {
+  // Given a live listener with a backlog of 1 and three connections made in this same turn, before its event loop can
+  // accept any: its accept queue is full, so one more connect fails with EAGAIN
+  const dir = mkdtempSync(join(tmpdir(), "meshext-grpc-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, "busy.sock");
+  const live = createNetServer();
+  await new Promise<void>((resolve) => live.listen({ path, backlog: 1 }, resolve));
+  const socketFile = statSync(path).ino;
+  const queued = [1, 2, 3].map(() => connect(path).on("error", () => {}));
+  t.teardown(() => {
+    for (const socket of queued) socket.destroy();
+    live.close();
+  });
+  const server = new GrpcServer(options);
+  t.teardown(() => server.shutdown(100));
+  // When the gRPC server binds the same path, its probe connecting while the queue is still full
+  const bound = server.bind(`unix:${path}`);
+  // Then it is refused as in use: a busy listener is not a dead one's leftover
+  await t.throwsAsync(bound, { code: "EADDRINUSE" });
+  // and the path is still the listener's socket file, not removed and bound anew
+  t.is(statSync(path).ino, socketFile);
+});
+
+/** A call on `session` that sends `text` and ends; resolves with the RST_STREAM code its stream closed with (0: none). */
+function closeCode(session: ReturnType<typeof h2connect>, text: string): Promise<number | undefined> {
+  const req = session.request({ ":method": "POST", ":path": PATH, "content-type": "application/grpc", te: "trailers" });
+  req.on("error", () => {});
+  req.resume();
+  req.end(frameMessage(Buffer.from(text)));
+  return new Promise((resolve) => req.once("close", () => resolve(req.rstCode)));
+}
+
+for (const [mib, code] of [[1, h2.NGHTTP2_ENHANCE_YOUR_CALM], [8, h2.NGHTTP2_NO_ERROR]] as const) {
+  test(`grpc server errors › given maxSessionMemoryMiB ${mib} and a 2 MiB reply the client does not read, then a new call on that connection is ${code === h2.NGHTTP2_NO_ERROR ? "served" : "refused (ENHANCE_YOUR_CALM)"}`, async (t) => {
+    // Given a server whose handler answers "big" with a 2 MiB message, under a session memory cap of `mib` MiB
+    let written!: () => void;
+    const bigWritten = new Promise<void>((resolve) => (written = resolve));
+    const bigOnAsk: Method<Buffer, Buffer> = {
+      path: PATH, decode: (b) => Buffer.from(b), encode: (m) => m,
+      open: (call) => ({
+        onMessage: (m) => {
+          if (String(m) !== "big") return call.write(m);
+          call.write(Buffer.alloc(2 << 20));
+          written();
+        },
+        onHalfClose: () => call.end(), onReadError() {}, onCancel() {},
+      }),
+    };
+    const server = new GrpcServer({ ...options, maxSessionMemoryMiB: mib });
+    server.add(bigOnAsk);
+    const session = h2connect(`http://${await server.bind("127.0.0.1:0")}`);
+    session.on("error", () => {});
+    t.teardown(async () => {
+      session.destroy();
+      await server.shutdown(100);
+    });
+    // When a client asks for it and does not read it (past the flow-control window it stays queued on the server)
+    const held = session.request({ ":method": "POST", ":path": PATH, "content-type": "application/grpc", te: "trailers" });
+    held.on("error", () => {});
+    held.pause();
+    held.write(frameMessage(Buffer.from("big")));
+    await bigWritten;
+    // Then a second call on the same connection is refused over the cap, and served under it
+    t.is(await closeCode(session, "small"), code);
+    held.close();
+  });
+}

@@ -16,7 +16,8 @@ function literal(name: string, value: string): Buffer {
   return Buffer.concat([Buffer.from([0, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
 }
 
-function frame(type: number, flags: number, streamId: number, payload: Buffer): Buffer {
+/** One HTTP/2 frame (RFC 9113 §4.1): type, flags, stream id and payload. */
+export function frame(type: number, flags: number, streamId: number, payload: Buffer): Buffer {
   const header = Buffer.alloc(9);
   header.writeUIntBE(payload.length, 0, 3);
   header[3] = type;
@@ -42,14 +43,19 @@ export function rawPeer(port: number, path: string): RawPeer {
     }
   });
   socket.on("end", () => (ended = true));
-  const headers = Buffer.concat([
+  socket.write(Buffer.concat([connectionStart(), frame(0x1, 0x1 | 0x4, 1, grpcRequestHeaders(path))])); // HEADERS, END_STREAM | END_HEADERS
+  return { socket, goaways, ended: () => ended };
+}
+
+/** The client connection preface and an empty SETTINGS frame: what a client sends before its first stream. */
+export function connectionStart(): Buffer {
+  return Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), frame(0x4, 0, 0, Buffer.alloc(0))]);
+}
+
+/** The HPACK block of a gRPC POST to `path`. */
+export function grpcRequestHeaders(path: string): Buffer {
+  return Buffer.concat([
     literal(":method", "POST"), literal(":scheme", "http"), literal(":authority", "peer"), literal(":path", path),
     literal("content-type", "application/grpc"),
   ]);
-  socket.write(Buffer.concat([
-    Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
-    frame(0x4, 0, 0, Buffer.alloc(0)), // SETTINGS
-    frame(0x1, 0x1 | 0x4, 1, headers), // HEADERS, END_STREAM | END_HEADERS
-  ]));
-  return { socket, goaways, ended: () => ended };
 }
