@@ -1,14 +1,7 @@
 // go template grammar › keywords, template names, comments, escapes, raw strings, parenthesised stages, variables and
 // braces are read as Go's text/template lexer and parser read them: what Go parses is accepted, the rest gets Go's error.
 import test from "ava";
-import { goTemplateError } from "../../extproc/policy/documents/go-template.js";
-
-const accepts = (t: import("ava").ExecutionContext, texts: string[]) => {
-  for (const text of texts) t.is(goTemplateError(text), undefined, text);
-};
-const rejects = (t: import("ava").ExecutionContext, cases: Array<[string, string]>) => {
-  for (const [text, error] of cases) t.is(goTemplateError(text), `template: :1: ${error}`, text);
-};
+import { accepts, rejects } from "./go-template-cases.js";
 
 test("go template grammar › given a keyword where an operand belongs, then Go's 'unexpected <keyword> in operand'", (t) => {
   // Given the grammar keywords used as arguments; when checked; then each is refused as Go refuses it

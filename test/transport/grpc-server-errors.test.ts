@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { frameMessage } from "../../extproc/transport/grpc-wire.js";
 import { GrpcServer, type GrpcServerOptions, type Method } from "../../extproc/transport/grpc-server.js";
-import { exchange } from "./raw-grpc.js";
+import { bareServer, exchange } from "./raw-grpc.js";
 
 const PATH = "/test.Errors/Call";
 const options = { maxReceiveMessageBytes: 1024, maxSessionMemoryMiB: 8, maxStreamsPerConnection: 0, onRotate() {} };
@@ -171,14 +171,7 @@ for (const [mib, code] of [[1, h2.NGHTTP2_ENHANCE_YOUR_CALM], [8, h2.NGHTTP2_NO_
         onHalfClose: () => call.end(), onReadError() {}, onCancel() {},
       }),
     };
-    const server = new GrpcServer({ ...options, maxSessionMemoryMiB: mib });
-    server.add(bigOnAsk);
-    const session = h2connect(`http://${await server.bind("127.0.0.1:0")}`);
-    session.on("error", () => {});
-    t.teardown(async () => {
-      session.destroy();
-      await server.shutdown(100);
-    });
+    const { session } = await bareServer(t, bigOnAsk, { ...options, maxSessionMemoryMiB: mib });
     // When a client asks for it and does not read it (past the flow-control window it stays queued on the server)
     const held = session.request({ ":method": "POST", ":path": PATH, "content-type": "application/grpc", te: "trailers" });
     held.on("error", () => {});
