@@ -183,3 +183,29 @@ for (const [mib, code] of [[1, h2.NGHTTP2_ENHANCE_YOUR_CALM], [8, h2.NGHTTP2_NO_
     held.close();
   });
 }
+
+/**
+ * The listening HTTP/2 servers of `server`. A listening server emits 'error' only when an accept fails, which cannot
+ * be made here (libuv absorbs EMFILE with a spare descriptor; ENFILE or ENOMEM would starve the machine), so these
+ * tests hand the server such an error the way Node's accept path emits it.
+ */
+const listening = (server: GrpcServer) => (server as unknown as { servers: import("node:http2").Http2Server[] }).servers;
+const acceptFailed = () => Object.assign(new Error("accept EMFILE"), { code: "EMFILE", errno: -24, syscall: "accept" });
+
+for (const reported of [true, false]) {
+  test(`grpc server errors › given a listening server whose accept fails, then the error ${reported ? "goes to onStreamError" : "is dropped (no onStreamError)"} and the server keeps serving`, async (t) => {
+    // Given a bound server, with or without an error callback
+    const errors: Error[] = [];
+    const { server, address } = await started(t, reported ? { onStreamError: (e) => errors.push(e) } : {});
+    t.is(listening(server).length, 1);
+    // When its listener reports a failed accept
+    const error = acceptFailed();
+    t.notThrows(() => listening(server)[0]!.emit("error", error));
+    // Then it is reported (or dropped), nothing is thrown, and the next call is answered
+    t.deepEqual(errors, reported ? [error] : []);
+    const session = h2connect(`http://${address}`);
+    session.on("error", () => {});
+    t.teardown(() => session.close());
+    t.deepEqual((await exchange(session, [frameMessage(Buffer.from("c"))], { ":path": PATH })).messages.map(String), ["c"]);
+  });
+}
