@@ -98,7 +98,8 @@ const equivalentKey = (file, line, column, mutator, replacement) => `${file}:${l
 /** Counts from one area's mutation.json (mutation-testing-report-schema). */
 export function summarise(report, equivalents) {
   const c = { mutants: 0, killed: 0, timeout: 0, survived: 0, noCoverage: 0, equivalent: 0, errors: 0, survivors: [] };
-  for (const [file, { mutants }] of Object.entries(report.files)) {
+  for (const [file, { mutants, source }] of Object.entries(report.files)) {
+    const lines = typeof source === "string" ? source.split("\n") : undefined;
     for (const m of mutants) {
       if (m.status === "Ignored" || m.status === "CompileError" || m.status === "RuntimeError") {
         c.errors++;
@@ -107,7 +108,7 @@ export function summarise(report, equivalents) {
       c.mutants++;
       if (m.status === "Killed") c.killed++;
       else if (m.status === "Timeout") c.timeout++;
-      else if (isEquivalent(equivalents, file, m)) c.equivalent++;
+      else if (isEquivalent(equivalents, file, m, lines)) c.equivalent++;
       else {
         if (m.status === "NoCoverage") c.noCoverage++;
         else c.survived++;
@@ -160,7 +161,8 @@ function writeSummary(results) {
     "were imported runs in a fresh worker started with it on; a kill is believed only when the killing test passes again",
     "with no mutant in the same worker (otherwise a fresh worker runs the mutant again). A mutant no test reaches counts as",
     "\"no coverage\" (not killed, in the score's denominator). Killed includes timeouts; equivalent mutants are listed with",
-    "a reason in scripts/stryker-equivalents.json and left out of the score.",
+    "a reason in scripts/stryker-equivalents.json and left out of the score; each entry keeps its line's text, so it follows",
+    "its line when code above it moves (`npm run mutation:tidy-equivalents` after a run writes the texts and lists stale entries).",
     `Rows are updated per area (each row's run column names the commit it measured); last written with HEAD at ${commit}, Node ${process.version}, ${new Date().toISOString()}.`,
     "",
     "| area | mutants | killed | survived | no coverage | equivalent | score | s | run |",

@@ -11,7 +11,7 @@ const { globMatches, mutateFor, STRYKER_AREAS } = (await import(pathToFileURL(jo
   STRYKER_AREAS: Record<string, Area>;
 };
 const { isEquivalent } = (await import(pathToFileURL(join(process.cwd(), "scripts", "stryker-equivalent-match.mjs")).href)) as {
-  isEquivalent(list: object[], file: string, mutant: { mutatorName: string; replacement?: string; location: { start: { line: number; column: number }; end: { line: number; column: number } } }): boolean;
+  isEquivalent(list: object[], file: string, mutant: { mutatorName: string; replacement?: string; location: { start: { line: number; column: number }; end: { line: number; column: number } } }, sourceLines?: string[]): boolean;
 };
 const area: Area = { mutate: ["extproc/control-plane/**/*.ts"], tests: ["test/control-plane/api.test.ts"] };
 
@@ -58,4 +58,21 @@ test("stryker equivalents › given two mutants of one mutator at one place, whe
   t.false(isEquivalent([{ ...entry, line: 50 }], "p.ts", at(29)));
   t.false(isEquivalent([{ ...entry, mutator: "LogicalOperator" }], "p.ts", at(29)));
   t.false(isEquivalent([{ ...entry, replacement: "true" }], "p.ts", at(29)));
+});
+
+test("stryker equivalents › given an entry with its line's text, when code above it moves, then it still matches its line, and only a line with that text", (t) => {
+  // given an entry written when `if (x) return 0;` was line 3
+  const entry = { file: "p.ts", line: 3, column: 6, mutator: "ConditionalExpression", replacement: "false", source: "if (x) return 0;", reason: "r" };
+  const at = (line: number) => ({ mutatorName: "ConditionalExpression", replacement: "false", location: { start: { line, column: 6 }, end: { line, column: 7 } } });
+  // when two lines were added above it, then the mutant now at line 5 matches, and the line now at 3 does not
+  const moved = ["// a", "// b", "let x = 1;", "// c", "  if (x) return 0;"];
+  t.true(isEquivalent([entry], "p.ts", at(5), moved));
+  t.false(isEquivalent([entry], "p.ts", at(3), moved));
+  // and when the text stands on two lines, then only the entry's own line matches (which of them was meant is not known)
+  const twice = ["if (x) return 0;", "// b", "if (x) return 0;"];
+  t.true(isEquivalent([entry], "p.ts", at(3), twice));
+  t.false(isEquivalent([entry], "p.ts", at(1), twice));
+  // and without the file's lines, the line number alone decides
+  t.true(isEquivalent([entry], "p.ts", at(3)));
+  t.false(isEquivalent([entry], "p.ts", at(5)));
 });
