@@ -91,9 +91,10 @@ export function mutantFiles(sources) {
  *          those that reached it, a few tests that together reach every other mutant of its source file reached at
  *          run time (fileCover: each function of the file that has a mutant runs at least once, reading what the
  *          file's import made), the quickest tests that reach the file at all (fileReaders: its unit tests, which
- *          check what the cover's broad tests only run through), and the tests of the files whose import reached it
- *          that reach no mutant at run time (they can only read values: an exported constant); only when that is no
- *          test at all, every test of those files.
+ *          check what the cover's broad tests only run through), the tests of the files whose import reached it
+ *          that reach no mutant at run time (they can only read values: an exported constant), and the quickest tests
+ *          of those files within the same budget (a constant's users: a file of constants has no readers of its own);
+ *          only when that is no test at all, every test of those files.
  *          Every test reaching the file was ~200 tests and 6 s a survivor in the policy area, where every test
  *          imports the whole engine; the cover is pessimistic, never optimistic: fewer tests can only kill less.
  * @param {ReturnType<typeof coverageMap>} map
@@ -108,7 +109,8 @@ export function planFor(map, files, mutant) {
   if (!importedBy) return own.length > 0 ? { kind: "warm", tests: own, files: testFilesOf(map, own), hitLimit } : { kind: "none" };
   const ofImporters = fastestFirst(Object.keys(map.tests).filter((t) => importedBy.includes(map.tests[t].file)), map.tests);
   const readersOnly = ofImporters.filter((t) => !reachesAny(map).has(t));
-  let tests = fastestFirst([...new Set([...own, ...fileCover(map, files, files[mutant]), ...fileReaders(map, files, files[mutant]), ...readersOnly])], map.tests);
+  const quickImporters = withinBudget(ofImporters, map.tests, READERS_BUDGET_MS);
+  let tests = fastestFirst([...new Set([...own, ...fileCover(map, files, files[mutant]), ...fileReaders(map, files, files[mutant]), ...readersOnly, ...quickImporters])], map.tests);
   if (tests.length === 0) tests = ofImporters;
   if (tests.length === 0) return { kind: "none" };
   return { kind: "fresh", tests, files: testFilesOf(map, tests), hitLimit };
@@ -189,10 +191,15 @@ const readersOf = new WeakMap(); // map → Map(budget:source → its readers): 
 function quickestReaders(map, files, source, budgetMs) {
   const reaching = new Set();
   for (const [id, m] of Object.entries(map.mutants)) if (files[id] === source) for (const t of m.tests) reaching.add(t);
+  return withinBudget(fastestFirst([...reaching], map.tests), map.tests, budgetMs);
+}
+
+/** The first of `ordered` (fastest first) while their unmutated times add up to at most `budgetMs`. */
+function withinBudget(ordered, tests, budgetMs) {
   const out = [];
   let spentMs = 0;
-  for (const t of fastestFirst([...reaching], map.tests)) {
-    spentMs += map.tests[t]?.ms ?? Infinity;
+  for (const t of ordered) {
+    spentMs += tests[t]?.ms ?? Infinity;
     if (spentMs > budgetMs) break;
     out.push(t);
   }

@@ -156,10 +156,11 @@ async function verdict(mutant) {
       replace(w);
       if (attempt === 0) continue;
     } else give(w);
-    if (!answer.killed && answer.hits === 0) {
-      // The coverage run saw these tests reach the mutant, but here they did not: an earlier run filled a module-level
-      // memo (or the code ran only in a child process). Only a worker started with the mutant on measures it.
-      return inFreshWorker(mutant, plan, "not reached in a warm worker, fresh worker");
+    if (!answer.killed && answer.hits < (map.mutants[mutant]?.hits ?? 0)) {
+      // The coverage run saw these tests reach the mutant more often than they did here: an earlier run filled a
+      // module-level memo, so some of its code did not run again (or it ran only in a child process). Only a worker
+      // started with the mutant on measures it.
+      return inFreshWorker(mutant, plan, `${answer.hits === 0 ? "not reached" : "reached less"} in a warm worker, fresh worker`);
     }
     const how = `${attempt === 0 ? "warm worker" : "fresh worker"}${answer.failed?.timedOut ? ", test timed out" : ""}`;
     return { killed: answer.killed, how, test: answer.failed?.test, message: answer.failed?.message };

@@ -16,7 +16,7 @@ const shim = (await import(pathToFileURL(join(SCRIPTS, "stryker-ava-shim.mjs")).
   AssertionFailed: new () => Error;
 };
 const { coverageMap, mutantFiles, planFor } = (await import(pathToFileURL(join(SCRIPTS, "stryker-coverage.mjs")).href)) as {
-  coverageMap: (records: unknown[]) => { static: Record<string, string[]>; mutants: Record<string, { tests: string[] }> };
+  coverageMap: (records: unknown[]) => { static: Record<string, string[]>; mutants: Record<string, { tests: string[]; hits: number }> };
   mutantFiles: (sources: Record<string, string>) => Record<string, string>;
   planFor: (map: unknown, files: Record<string, string>, mutant: string) => { kind: string };
 };
@@ -196,6 +196,36 @@ test("stryker harness › a survivor whose code a warm worker never ran (a memo 
   t.regex(v8.line, /^mutant 8: killed by test\/fake\.test\.ts › first \(not reached in a warm worker, fresh worker\): "bad" is not "good"$/);
   // And mutant 9 asked again also runs fresh, and still survives
   t.like(verdict("9"), { status: 0, line: "mutant 9: survived (not reached in a warm worker, fresh worker)" });
+});
+
+/** A memo by name: each name's greeting is worked out once (mutant 8 spoils it, 9 is equivalent). */
+const MEMO_BY_NAME_MODULE = `${STRYKER_PRELUDE}const memo = new Map();
+export function greet(name) {
+  if (!memo.has(name)) memo.set(name, (stryCov_9fa48("8", "9"), stryMutAct_9fa48("8") ? "bad " : stryMutAct_9fa48("9") ? "good " : "good ") + name);
+  return memo.get(name);
+}
+`;
+/** "checked" reads one name's greeting; "fresh name" greets a new name on every run and checks nothing about it. */
+const MEMO_BY_NAME_TESTS = `
+import test from "ava";
+import { greet } from "../../lib/fake.js";
+let runs = 0;
+test("checked", (t) => t.is(greet("ann"), "good ann"));
+test("fresh name", (t) => t.truthy(greet("n" + runs++)));
+`;
+
+test("stryker harness › a survivor whose code a warm worker ran less often than the coverage pass (a memo filled for some inputs) runs again in a worker started with it on", async (t) => {
+  // Given one warm worker and a memo by name: the coverage pass counts one hit for each of the two tests
+  const { map, verdict } = harnessSandbox(t, MEMO_BY_NAME_MODULE, MEMO_BY_NAME_TESTS, 0);
+  t.deepEqual([...map.mutants["8"]!.tests].sort(), ["test/fake.test.ts › checked", "test/fake.test.ts › fresh name"]);
+  t.is(map.mutants["8"]!.hits, 2);
+  // When the equivalent mutant 9 runs first (it fills the memo for "ann"), and then mutant 8 in the same worker, where
+  // only the new name reaches its code and nothing checks that greeting
+  verdict("9");
+  const v8 = verdict("8");
+  // Then a worker started with 8 on runs "checked" again, works out "ann" with the mutant on, and kills it
+  t.is(v8.status, 1, v8.stderr);
+  t.regex(v8.line, /^mutant 8: killed by test\/fake\.test\.ts › checked \(reached less in a warm worker, fresh worker\)/);
 });
 
 test("stryker harness › a lazy worker imports a test file only when one of its tests is about to run", async (t) => {

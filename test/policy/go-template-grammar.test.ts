@@ -36,7 +36,7 @@ test("go template grammar › given a comment holding a quote, then it parses; a
 test("go template grammar › given escaped quotes and raw strings, then the string ends where Go ends it", (t) => {
   // Given a quoted string with an escaped quote and raw strings of several letters; when checked; then they parse
   accepts(t, ['{{ print "a\\"b" }}', "{{ print `ab` }}", "{{ print `abc` `de` }}"]);
-  rejects(t, [['{{ print "a\\"b" | nope }}', 'function "nope" not defined'], ['{{ .A | "x" }}', "non executable command in pipeline stage 2"]]);
+  rejects(t, [['{{ print "a\\"b" | nope }}', 'function "nope" not defined'], ['{{ .A | "x" }}', "non executable command in pipeline stage 2"], ['{{.A|"x"}}', "non executable command in pipeline stage 2"]]);
 });
 
 test("go template grammar › given a parenthesised pipeline as a later stage and a variable stage, then they parse", (t) => {

@@ -139,3 +139,22 @@ test("inbound steps › a fault percentage is a strict bound: a draw of exactly 
   // and a draw just under it aborts
   t.deepEqual(sampleFaults(faults, () => 0.49), { delayMs: 0, abort: { httpStatus: 500, element: 0 } });
 });
+
+test("inbound steps › a client whose MeshRateLimit is disabled is traced as 'rate limiting disabled' and never limited", (t) => {
+  // given one request a minute, then a later policy that disables the limit
+  const e = engineOf(ONE_PER_MINUTE, `
+type: MeshRateLimit
+mesh: default
+name: z-off
+spec:
+  targetRef: {kind: Mesh, proxyTypes: [Sidecar]}
+  rules:
+    - default: {local: {http: {disabled: true}}}
+`);
+  // when web calls twice within the minute; then both continue, the limit step traced as disabled
+  for (let i = 0; i < 2; i++) {
+    const ev = evaluate(e, WEB);
+    t.is(ev.decision.type, "continue");
+    t.like(ev.trace, [{ kind: "MeshRateLimit", outcome: "rate limiting disabled" }]);
+  }
+});
