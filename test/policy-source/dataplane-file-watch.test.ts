@@ -46,11 +46,18 @@ function follow(t: import("ava").ExecutionContext, first: Record<string, unknown
     return false;
   };
   // Writes and waits until the stat poll has seen that write: watchFile shares one poller per file, and the
-  // watcher's listener was added first, so by the time this one runs the watcher has queued its check.
+  // watcher's listener was added first, so by the time this one runs the watcher has queued its check. The poller
+  // does not keep the process alive (persistent: false), so a deadline timer does while waiting: without one, a
+  // process with nothing else to do ended before the poll came round.
   const writeSeen = (value: unknown) =>
-    new Promise<void>((resolve) => {
+    new Promise<void>((resolve, reject) => {
+      const deadline = setTimeout(() => {
+        unwatchFile(file, seen);
+        reject(new Error("the stat poll did not see the write within 5 s"));
+      }, 5000);
       const seen = (curr: { size: number }) => {
         if (curr.size !== statSync(file).size) return;
+        clearTimeout(deadline);
         unwatchFile(file, seen);
         resolve();
       };
