@@ -156,8 +156,8 @@ async function verdict(mutant) {
       replace(w);
       if (attempt === 0) continue;
     } else give(w);
-    if (!answer.killed && answer.hits < (map.mutants[mutant]?.hits ?? 0)) {
-      // The coverage run saw these tests reach the mutant more often than they did here: an earlier run filled a
+    if (!answer.killed && (answer.hits === 0 || answer.hits < (map.mutants[mutant]?.hits ?? 0))) {
+      // The coverage run saw these tests reach the mutant, here they did not, or less often: an earlier run filled a
       // module-level memo, so some of its code did not run again (or it ran only in a child process). Only a worker
       // started with the mutant on measures it.
       return inFreshWorker(mutant, plan, `${answer.hits === 0 ? "not reached" : "reached less"} in a warm worker, fresh worker`);
