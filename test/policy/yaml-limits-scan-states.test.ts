@@ -1,14 +1,9 @@
 // yaml limits scan states › the pre-parse scan's counts at each lexer state: flow-error ends, brackets over lines, block scalar bodies, line ends (\n, \r\n, a lone \r), blank, tab, comment and BOM lines.
 import test from "ava";
 import { yamlLimitViolation, yamlShape } from "../../extproc/policy/documents/yaml-limits.js";
+import { shapeMacro } from "./yaml-shape-case.js";
 
-const shape = test.macro({
-  exec(t, text: string, expected: { flowDepth: number; blockDepth: number; nodes: number }) {
-    // Given a small text; when scanned without limits; then these depths and entry count
-    t.deepEqual(yamlShape(text), expected);
-  },
-  title: (provided = "", text: string) => `yaml limits scan states › ${JSON.stringify(text)} ${provided}`,
-});
+const shape = shapeMacro("yaml limits scan states");
 
 /** `depth` nested block sequences on one line: `- - - … x`. */
 const deepSequence = (depth: number) => "- ".repeat(depth) + "x\n";

@@ -2,14 +2,9 @@
 // `?`, comments, folded scalars, multi-line quotes), its early stop, and the bounded parser's errors and limits.
 import test from "ava";
 import { parseAllDocumentsBounded, parseYamlBounded, YamlLimitError, yamlLimitViolation, yamlShape } from "../../extproc/policy/documents/yaml-limits.js";
+import { shapeMacro } from "./yaml-shape-case.js";
 
-const shape = test.macro({
-  exec(t, text: string, expected: { flowDepth: number; blockDepth: number; nodes: number }) {
-    // Given a small text; when scanned without limits; then these depths and entry count
-    t.deepEqual(yamlShape(text), expected);
-  },
-  title: (provided = "", text: string) => `yaml limits shape › ${JSON.stringify(text)} ${provided}`,
-});
+const shape = shapeMacro("yaml limits shape");
 
 test("flow mapping, sequence and mapping nested: 3 brackets deep, an entry per bracket and comma", shape, "{a: [b, {c: d}]}\n", { flowDepth: 3, blockDepth: 1, nodes: 5 });
 test("two flow mappings: `a: b` inside braces nests nothing by itself", shape, "{a: {b: c}}", { flowDepth: 2, blockDepth: 1, nodes: 2 });
